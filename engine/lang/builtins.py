@@ -1,0 +1,253 @@
+"""The rules language's fixed set of built-in functions.
+
+Two kinds: pure functions on values, and *observations* of the repository (whether a path
+exists, stays inside, is a file; what a folder holds). Observations are answered by the
+``Repository`` of the run and remembered, so a rule that asks about the same path 2,000 times
+costs one look at the disk.
+
+Adding a built-in is a change to the language (and to ``docs/rules-language.md``), not to policy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from ..located import LocatedStr, unwrap
+from ..paths import Repository
+from .values import as_items, text, type_name, unique
+
+
+class Observer:
+    """The repository as the built-ins see it, with every answer remembered."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self._answers: dict[tuple[str, str], Any] = {}
+
+    def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
+        key = (question, path)
+        if key not in self._answers:
+            self._answers[key] = answer(path)
+        return self._answers[key]
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _str(value: Any) -> str | None:
+    value = unwrap(value)
+    return value if isinstance(value, str) else None
+
+
+# pure functions ------------------------------------------------------------------------------
+
+
+def b_len(value: Any) -> Any:
+    value = unwrap(value)
+    return len(value) if isinstance(value, list | dict | str) else 0 if value is None else None
+
+
+def b_type(value: Any) -> str:
+    return type_name(value)
+
+
+def b_keys(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, dict) else []
+
+
+def b_values(value: Any) -> list[Any]:
+    return list(value.values()) if isinstance(value, dict) else []
+
+
+def b_matches(value: Any, pattern: Any) -> bool:
+    """True when the regular expression ``pattern`` matches somewhere in the string ``value``
+    (anchor it with ``^``/``$`` to match the whole)."""
+    string, regex = _str(value), _str(pattern)
+    return string is not None and regex is not None and _regex(regex).search(string) is not None
+
+
+def b_starts_with(value: Any, prefix: Any) -> bool:
+    string = _str(value)
+    return string is not None and any(string.startswith(str(p)) for p in _strings(prefix))
+
+
+def b_ends_with(value: Any, suffix: Any) -> bool:
+    """``suffix`` may be one string or a list of them."""
+    string = _str(value)
+    return string is not None and any(string.endswith(str(s)) for s in _strings(suffix))
+
+
+def _strings(value: Any) -> list[str]:
+    value = unwrap(value)
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return [value] if isinstance(value, str) else []
+
+
+def b_after(value: Any, prefix: Any) -> Any:
+    """The part of ``value`` after ``prefix``, or null when it does not start with it. The part
+    keeps the position of ``value``."""
+    string, start = _str(value), _str(prefix)
+    if string is None or start is None or not string.startswith(start):
+        return None
+    rest = string[len(start) :]
+    loc = getattr(value, "loc", None)
+    return LocatedStr(rest, loc) if loc is not None else rest
+
+
+def b_lower(value: Any) -> Any:
+    string = _str(value)
+    return string.lower() if string is not None else None
+
+
+def b_join(items: Any, separator: Any) -> str:
+    return str(unwrap(separator)).join(text(item) for item in as_items(items))
+
+
+def b_str(value: Any) -> str:
+    return text(value)
+
+
+def b_stem(path: Any) -> Any:
+    """A file name without folder and without its last extension: ``a/web_search.ts`` → ``web_search``."""
+    string = _str(path)
+    if string is None:
+        return None
+    name = string.rstrip("/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name[1:] else name
+
+
+def b_closest(name: Any, candidates: Any) -> Any:
+    """The candidate most like ``name`` (for "did you mean"), or null when none is close."""
+    string = _str(name)
+    if string is None:
+        return None
+    import difflib
+
+    options = [str(item) for item in as_items(candidates) if isinstance(unwrap(item), str)]
+    found = difflib.get_close_matches(string, options, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def b_position(value: Any) -> Any:
+    """Where a manifest value was read, as ``file:line:column``; null for a computed value."""
+    loc = getattr(value, "loc", None)
+    return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else None
+
+
+def b_sorted(items: Any) -> list[Any]:
+    return sorted(as_items(items), key=lambda item: (type_name(item), text(item)))
+
+
+def b_unique(items: Any) -> list[Any]:
+    return unique(as_items(items))
+
+
+def b_flatten(items: Any) -> list[Any]:
+    result: list[Any] = []
+    for item in as_items(items):
+        if isinstance(item, list):
+            result.extend(item)
+        elif item is not None:
+            result.append(item)
+    return result
+
+
+def b_group_by(records: Any, field: Any) -> dict[Any, list[Any]]:
+    """``{value of field: [records with it]}``, records in their order."""
+    groups: dict[Any, list[Any]] = {}
+    for record in as_items(records):
+        key = record.get(field) if isinstance(record, dict) else None
+        if isinstance(unwrap(key), str):
+            groups.setdefault(str(key), []).append(record)
+    return groups
+
+
+def b_index_by(records: Any, field: Any) -> dict[Any, Any]:
+    """``{value of field: first record with it}``."""
+    index: dict[Any, Any] = {}
+    for record in as_items(records):
+        key = record.get(field) if isinstance(record, dict) else None
+        if isinstance(unwrap(key), str):
+            index.setdefault(str(key), record)
+    return index
+
+
+def b_any(items: Any) -> bool:
+    return any(unwrap(item) for item in as_items(items))
+
+
+def b_all(items: Any) -> bool:
+    return all(unwrap(item) for item in as_items(items))
+
+
+def b_first(items: Any) -> Any:
+    found = as_items(items)
+    return found[0] if found else None
+
+
+# observations of the repository --------------------------------------------------------------
+
+
+def b_inside_repo(observer: Observer, path: Any) -> bool:
+    """Whether the repo-relative ``path`` stays inside the repository, symbolic links followed."""
+    string = _str(path)
+    return string is not None and bool(observer.ask("inside", string, observer.repo.inside))
+
+
+def b_exists(observer: Observer, path: Any) -> bool:
+    string = _str(path)
+    return string is not None and bool(observer.ask("exists", string, observer.repo.exists))
+
+
+def b_is_file(observer: Observer, path: Any) -> bool:
+    string = _str(path)
+    return string is not None and bool(observer.ask("is_file", string, observer.repo.is_file))
+
+
+def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
+    """The repo-relative paths of what a folder holds, sorted, each located at line 1 of itself."""
+    string = _str(path)
+    if string is None:
+        return []
+    names: list[str] = observer.ask("list_dir", string, observer.repo.list_dir)
+    folder = string.rstrip("/")
+    return [LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names]
+
+
+Builtin = tuple[int, int, Callable[..., Any], bool]
+
+#: name → (fewest arguments, most arguments, function, whether it observes the repository)
+BUILTINS: dict[str, Builtin] = {
+    "len": (1, 1, b_len, False),
+    "type": (1, 1, b_type, False),
+    "keys": (1, 1, b_keys, False),
+    "values": (1, 1, b_values, False),
+    "matches": (2, 2, b_matches, False),
+    "starts_with": (2, 2, b_starts_with, False),
+    "ends_with": (2, 2, b_ends_with, False),
+    "after": (2, 2, b_after, False),
+    "lower": (1, 1, b_lower, False),
+    "join": (2, 2, b_join, False),
+    "str": (1, 1, b_str, False),
+    "stem": (1, 1, b_stem, False),
+    "closest": (2, 2, b_closest, False),
+    "position": (1, 1, b_position, False),
+    "sorted": (1, 1, b_sorted, False),
+    "unique": (1, 1, b_unique, False),
+    "flatten": (1, 1, b_flatten, False),
+    "group_by": (2, 2, b_group_by, False),
+    "index_by": (2, 2, b_index_by, False),
+    "any": (1, 1, b_any, False),
+    "all": (1, 1, b_all, False),
+    "first": (1, 1, b_first, False),
+    "inside_repo": (1, 1, b_inside_repo, True),
+    "exists": (1, 1, b_exists, True),
+    "is_file": (1, 1, b_is_file, True),
+    "list_dir": (1, 1, b_list_dir, True),
+}

@@ -1,0 +1,309 @@
+"""Rules source → syntax tree.
+
+The tree is made of plain dicts, lists, strings and numbers (like jmespath's), so that it can be
+cached with ``marshal`` and read back without importing Lark. Every node has ``t`` (its type) and,
+where an error may point at it, ``pos`` (``[line, column]``). The node types are listed in
+``docs/rules-language.md``; ``compiler.py`` is their one consumer.
+
+This module is imported only when the rule cache is stale.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from .errors import RulesError
+
+Node = dict[str, Any]
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
+_TERMINAL_NAMES = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "FSTRING": "a template f\"...\"",
+    "NUMBER": "a number",
+    "RULE_ID": "a rule id like `tools/name-format`",
+    "COMP_OP": "a comparison",
+    "SET_OP": "an operator",
+    "$END": "the end of the file",
+}
+
+
+@cache
+def _lark() -> Lark:
+    return Lark(
+        GRAMMAR.read_text(encoding="utf-8"),
+        parser="lalr",
+        start=["start", "expr"],
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def parse_rules(source: str, file: str) -> list[Node]:
+    """Parse one rules file into its list of definitions."""
+    tree = _parse(source, file, "start", (1, 1))
+    try:
+        result: list[Node] = _ToAst(file).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, RulesError):
+            raise err.orig_exc from None
+        raise
+    return result
+
+
+def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[Token]:
+    try:
+        return _lark().parse(source, start=start)
+    except UnexpectedInput as err:
+        line, column = _shift(err.line, err.column, origin)
+        raise RulesError(file, line, column, _describe(err)) from None
+
+
+def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
+    """A position inside an embedded source (a template's ``{...}``) as a position in the file."""
+    if line <= 0:
+        return origin
+    return (origin[0] + line - 1, column + origin[1] - 1 if line == 1 else column)
+
+
+def _describe(err: UnexpectedInput) -> str:
+    if isinstance(err, UnexpectedCharacters):
+        return f"unexpected character {err.char!r}"
+    expected = sorted(_TERMINAL_NAMES.get(name, _literal(name)) for name in getattr(err, "expected", ()) or ())
+    allowed = f"; expected {', '.join(expected)}" if expected else ""
+    if isinstance(err, UnexpectedEOF):
+        return f"unexpected end of file{allowed}"
+    assert isinstance(err, UnexpectedToken)
+    found = "end of file" if err.token.type == "$END" else f"`{err.token}`"
+    return f"unexpected {found}{allowed}"
+
+
+def _literal(terminal: str) -> str:
+    for definition in _lark().terminals:
+        if definition.name == terminal:
+            return f"`{definition.pattern.value}`"
+    return terminal.lower()
+
+
+def decode_string(token: str) -> str:
+    """A string literal's text. ``\\n``, ``\\t``, ``\\\\`` and escaped quotes are decoded; any other
+    backslash stays as written, so regular expressions read as they do in Python raw strings.
+    Triple-quoted strings are dedented (they hold the rules' docs)."""
+    if token.startswith('"""'):
+        return textwrap.dedent(token[3:-3]).strip("\n")
+    body = token[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+def _pos(meta: Any) -> list[int]:
+    return [meta.line, meta.column]
+
+
+@v_args(meta=True)
+class _ToAst(Transformer[Token, Any]):
+    def __init__(self, file: str) -> None:
+        super().__init__()
+        self.file = file
+
+    # definitions ---------------------------------------------------------------------------
+
+    def start(self, meta: Any, items: list[Node]) -> list[Node]:
+        return items
+
+    def let_def(self, meta: Any, items: list[Any]) -> Node:
+        name, expr = items
+        return {"t": "let", "name": str(name), "expr": expr, "pos": _pos(meta), "file": self.file}
+
+    def fn_def(self, meta: Any, items: list[Any]) -> Node:
+        name, params, body = items
+        return {
+            "t": "fn",
+            "name": str(name),
+            "params": params or [],
+            "body": body,
+            "pos": _pos(meta),
+            "file": self.file,
+        }
+
+    def params(self, meta: Any, items: list[Token]) -> list[str]:
+        return [str(item) for item in items]
+
+    def fn_expr(self, meta: Any, items: list[Node]) -> Node:
+        return items[0]
+
+    def fn_block(self, meta: Any, items: list[Any]) -> Node:
+        *bindings, expr = items
+        return {"t": "block", "lets": bindings, "expr": expr, "pos": _pos(meta)}
+
+    def binding(self, meta: Any, items: list[Any]) -> list[Any]:
+        return [str(items[0]), items[1]]
+
+    def rule_def(self, meta: Any, items: list[Any]) -> Node:
+        rule_id, *clauses = items
+        return {"t": "rule", "id": str(rule_id), "clauses": clauses, "pos": _pos(meta), "file": self.file}
+
+    def severity_clause(self, meta: Any, items: list[Token]) -> Node:
+        return {"t": "severity", "value": str(items[0]), "pos": [items[0].line, items[0].column]}
+
+    def doc_clause(self, meta: Any, items: list[Token]) -> Node:
+        return {"t": "doc", "value": decode_string(str(items[0])), "pos": _pos(meta)}
+
+    def for_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "for", "vars": items[0], "iter": items[1], "pos": _pos(meta)}
+
+    def let_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "let_clause", "name": str(items[0]), "expr": items[1], "pos": _pos(meta)}
+
+    def when_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "when", "expr": items[0], "pos": _pos(meta)}
+
+    def at_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "at", "expr": items[0], "pos": _pos(meta)}
+
+    def message_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "message", "expr": items[0], "pos": _pos(meta)}
+
+    def target(self, meta: Any, items: list[Token | None]) -> list[str]:
+        return [str(item) for item in items if item is not None]
+
+    # expressions ---------------------------------------------------------------------------
+
+    def if_expr(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "if", "cond": items[0], "then": items[1], "else": items[2], "pos": _pos(meta)}
+
+    def or_expr(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "or", "left": items[0], "right": items[1], "pos": _pos(meta)}
+
+    def and_expr(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "and", "left": items[0], "right": items[1], "pos": _pos(meta)}
+
+    def not_expr(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "not", "expr": items[0], "pos": _pos(meta)}
+
+    def compare(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "compare", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
+
+    def in_expr(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
+
+    def not_in_expr(self, meta: Any, items: list[Node]) -> Node:
+        member = {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
+        return {"t": "not", "expr": member, "pos": _pos(meta)}
+
+    def binop(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "binop", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
+
+    def attr(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "attr", "obj": items[0], "name": str(items[1]), "pos": _pos(meta)}
+
+    def index(self, meta: Any, items: list[Node]) -> Node:
+        return {"t": "index", "obj": items[0], "key": items[1], "pos": _pos(meta)}
+
+    def call(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "call", "fn": str(items[0]), "args": items[1] or [], "pos": _pos(meta)}
+
+    def args(self, meta: Any, items: list[Node]) -> list[Node]:
+        return items
+
+    def string(self, meta: Any, items: list[Token]) -> Node:
+        return {"t": "value", "value": decode_string(str(items[0])), "pos": _pos(meta)}
+
+    def template(self, meta: Any, items: list[Token]) -> Node:
+        token = items[0]
+        return {"t": "template", "parts": self._template_parts(token), "pos": _pos(meta)}
+
+    def number(self, meta: Any, items: list[Token]) -> Node:
+        text = str(items[0])
+        return {"t": "value", "value": float(text) if "." in text else int(text), "pos": _pos(meta)}
+
+    def true(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "value", "value": True, "pos": _pos(meta)}
+
+    def false(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "value", "value": False, "pos": _pos(meta)}
+
+    def null(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "value", "value": None, "pos": _pos(meta)}
+
+    def name(self, meta: Any, items: list[Token]) -> Node:
+        return {"t": "name", "name": str(items[0]), "pos": _pos(meta)}
+
+    def list(self, meta: Any, items: list[Node | None]) -> Node:
+        return {"t": "list", "items": [item for item in items if item is not None], "pos": _pos(meta)}
+
+    def list_comp(self, meta: Any, items: list[Any]) -> Node:
+        element, variables, iterable, condition = items
+        return {
+            "t": "comp",
+            "element": element,
+            "vars": variables,
+            "iter": iterable,
+            "cond": condition,
+            "pos": _pos(meta),
+        }
+
+    def map(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "map", "pairs": [item for item in items if item is not None], "pos": _pos(meta)}
+
+    def pair(self, meta: Any, items: list[Any]) -> list[Any]:
+        key = items[0]
+        text = decode_string(str(key)) if key.type == "STRING" else str(key)
+        return [text, items[1]]
+
+    # templates -----------------------------------------------------------------------------
+
+    def _template_parts(self, token: Token) -> list[Any]:
+        """``f"a {x} b"`` → ``["a ", <expr x>, " b"]``; ``{{`` and ``}}`` stand for braces."""
+        body = decode_string(str(token)[1:])
+        parts: list[Any] = []
+        text = ""
+        i = 0
+        while i < len(body):
+            char = body[i]
+            if char in "{}" and body[i : i + 2] in ("{{", "}}"):
+                text += char
+                i += 2
+                continue
+            if char == "}":
+                raise RulesError(self.file, token.line or 0, (token.column or 0) + i + 2, "single `}` in a template")
+            if char != "{":
+                text += char
+                i += 1
+                continue
+            end = body.find("}", i)
+            if end < 0:
+                raise RulesError(self.file, token.line or 0, (token.column or 0) + i + 2, "unclosed `{` in a template")
+            if text:
+                parts.append(text)
+                text = ""
+            origin = (token.line or 1, (token.column or 1) + i + 3)
+            tree = _parse(body[i + 1 : end], self.file, "expr", origin)
+            parts.append(_shift_positions(_ToAst(self.file).transform(tree), origin))
+            i = end + 1
+        if text:
+            parts.append(text)
+        return parts
+
+
+def _shift_positions(node: Any, origin: tuple[int, int]) -> Any:
+    """Make the positions of a template's embedded expression point into the rules file."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pos":
+                node[key] = list(_shift(value[0], value[1], origin))
+            else:
+                _shift_positions(value, origin)
+    elif isinstance(node, list):
+        for item in node:
+            _shift_positions(item, origin)
+    return node

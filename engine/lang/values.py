@@ -1,0 +1,188 @@
+"""What the rules language's values are, and the operations every expression shares.
+
+Values are Python's: ``None`` (null), ``bool``, ``int``, ``float``, ``str``, ``list`` and ``dict``
+(maps, and the records the engine hands over), plus the located variants of ``engine.located``.
+Lists double as sets: the set operators keep the left operand's order and drop repeats, so
+results are deterministic.
+
+Operations are forgiving where manifest data may have any shape (``null.x`` is null, a string test
+on a number is false) and strict where only a rules mistake can be at fault (a set operator on a
+number raises ``TypeError``, reported with the rule's position).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..located import unwrap
+
+
+def type_name(value: Any) -> str:
+    value = unwrap(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__
+
+
+def as_items(value: Any) -> list[Any]:
+    """What ``for x in value`` walks: a list's items, a map's keys; nothing for anything else
+    (manifest data may have any shape, and a rule should not have to guard every loop)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return list(value)
+    return []
+
+
+def as_pairs(value: Any) -> list[tuple[Any, Any]]:
+    """What ``for k, v in value`` walks: a map's entries, a list's (index, item); nothing else."""
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, list):
+        return list(enumerate(value))
+    return []
+
+
+def text(value: Any) -> str:
+    """How a value reads inside a template."""
+    value = unwrap(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(text(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def get_attr(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else None
+
+
+def get_index(value: Any, key: Any) -> Any:
+    key = unwrap(key)
+    if isinstance(value, dict):
+        return value.get(key) if isinstance(key, str) else None
+    if isinstance(value, list | str) and isinstance(key, int) and not isinstance(key, bool):
+        return value[key] if -len(value) <= key < len(value) else None
+    return None
+
+
+class SetCache:
+    """Membership tests against the same list, made fast.
+
+    Values are never changed once made, so the set of a list's items can be kept as long as the
+    list lives; ``x in SOME_BIG_LIST`` inside a loop then costs a hash lookup."""
+
+    def __init__(self) -> None:
+        self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
+
+    def contains(self, container: Any, item: Any) -> bool:
+        container = unwrap(container)
+        item = unwrap(item)
+        if container is None:
+            return False
+        if isinstance(container, dict):
+            return isinstance(item, str) and item in container
+        if isinstance(container, str):
+            return isinstance(item, str) and item in container
+        if not isinstance(container, list):
+            raise TypeError(f"`in` needs a list, map or string on its right, not a {type_name(container)}")
+        if len(container) < 8:
+            return item in container
+        found = self._sets.get(id(container))
+        if found is None or found[0] is not container:
+            found = (container, frozenset(_hashable(value) for value in container))
+            self._sets[id(container)] = found
+        return _hashable(item) in found[1]
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        return id(value)
+    return value
+
+
+def binop(op: str, left: Any, right: Any) -> Any:
+    left, right = unwrap(left), unwrap(right)
+    if op == "+":
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, int | float) and isinstance(right, int | float):
+            return left + right
+        if left is None or isinstance(left, list):
+            return _list(left, op) + _list(right, op)
+        raise TypeError(f"cannot add a {type_name(right)} to a {type_name(left)}")
+    a, b = _list(left, op), _list(right, op)
+    if op == "|":
+        return unique(a + b)
+    other = {_hashable(item) for item in b}
+    if op == "&":
+        return unique([item for item in a if _hashable(item) in other])
+    return unique([item for item in a if _hashable(item) not in other])
+
+
+def _list(value: Any, op: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return list(value)
+    raise TypeError(f"`{op}` needs lists, not a {type_name(value)}")
+
+
+def unique(items: list[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    result = []
+    for item in items:
+        key = _hashable(item)
+        if key not in seen:
+            seen.add(key)
+            result.append(item)
+    return result
+
+
+def compare(op: str, left: Any, right: Any) -> bool:
+    left, right = unwrap(left), unwrap(right)
+    if op == "==":
+        return _same(left, right)
+    if op == "!=":
+        return not _same(left, right)
+    comparable = (isinstance(left, str) and isinstance(right, str)) or (
+        _number(left) and _number(right)
+    )
+    if not comparable:
+        return False
+    if op == "<":
+        return bool(left < right)
+    if op == "<=":
+        return bool(left <= right)
+    if op == ">":
+        return bool(left > right)
+    return bool(left >= right)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same(left: Any, right: Any) -> bool:
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    return bool(left == right)
+

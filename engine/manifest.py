@@ -1,0 +1,119 @@
+"""The merged manifest: the root file and every file it imports, as facts for the rules.
+
+The engine knows one key of the manifest, ``imports``, because it must follow it to find the
+other files. Everything else is generic: each top-level key whose value is a mapping becomes a
+*section* (``tools``, ``agents``, ...) whose entries, from every file, are listed in load order —
+the root file first, then each import where it is listed (depth first). What the sections mean
+is the rules' business.
+
+Facts handed to the rules (see ``docs/rules-language.md``):
+
+``manifest``       the root file's repo-relative path
+``files``          ``[{path, root, imported_at}]`` — every file read, with its root value
+``sections``       ``{key: [{name, value, file}]}`` — the entries of every mapping-valued key
+``section_keys``   ``{key: [located key]}`` — where each top-level key appears, whatever its value
+``load_errors``    ``[{kind, at, file, detail, ...}]`` — what stopped or disturbed the reading
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .located import LocatedMap, LocatedStr
+from .paths import Repository
+from .yaml_loader import MAX_FILE_BYTES, LoadProblem, load_yaml
+
+IMPORTS_KEY = "imports"
+
+
+class MergedManifest:
+    def __init__(self, repo: Repository, manifest: str) -> None:
+        self.repo = repo
+        self.manifest = manifest
+        self.files: list[dict[str, Any]] = []
+        self.sections: dict[str, list[dict[str, Any]]] = {}
+        self.section_keys: dict[str, list[LocatedStr]] = {}
+        self.problems: list[LoadProblem] = []
+
+    def facts(self) -> dict[str, Any]:
+        return {
+            "manifest": self.manifest,
+            "files": self.files,
+            "sections": self.sections,
+            "section_keys": self.section_keys,
+            "load_errors": [problem.as_fact() for problem in self.problems],
+        }
+
+    def add_file(self, path: str, root: Any, imported_at: LocatedStr | None) -> None:
+        self.files.append({"path": path, "root": root, "imported_at": imported_at})
+        if not isinstance(root, LocatedMap):
+            return
+        for key, value in root.items():
+            self.section_keys.setdefault(key, []).append(key)
+            if isinstance(value, LocatedMap):
+                entries = self.sections.setdefault(key, [])
+                entries.extend({"name": name, "value": item, "file": path} for name, item in value.items())
+
+
+def load_manifest(repo: Repository, manifest: str) -> MergedManifest:
+    """Read ``manifest`` (repo-relative) and, depth first, every file it imports."""
+    merged = MergedManifest(repo, manifest)
+    loaded: set[str] = set()
+    # Each entry: (path, where it was imported, the chain of files that led to it).
+    pending: list[tuple[str, LocatedStr | None, tuple[str, ...]]] = [(manifest, None, ())]
+    while pending:
+        path, imported_at, chain = pending.pop()
+        if path in loaded:
+            continue
+        loaded.add(path)
+        data = _read(repo, path, imported_at, merged.problems)
+        if data is None:
+            continue
+        root, problems = load_yaml(data, path)
+        merged.problems.extend(problems)
+        merged.add_file(path, root, imported_at)
+        chain = (*chain, path)
+        imports = root.get(IMPORTS_KEY) if isinstance(root, LocatedMap) else None
+        if not isinstance(imports, list):
+            continue
+        found: list[tuple[str, LocatedStr | None, tuple[str, ...]]] = []
+        for item in imports:
+            if not isinstance(item, LocatedStr):
+                continue  # a wrong type: the rules say so
+            target = _import_target(repo, item, chain, merged.problems)
+            if target is not None:
+                found.append((target, item, chain))
+        pending.extend(reversed(found))
+    return merged
+
+
+def _import_target(
+    repo: Repository, item: LocatedStr, chain: tuple[str, ...], problems: list[LoadProblem]
+) -> str | None:
+    target = repo.relative(item)
+    if target is None:
+        problems.append(LoadProblem("import-outside-repo", item.loc, path=str(item)))
+        return None
+    if target in chain:
+        cycle = " -> ".join((*chain[chain.index(target) :], target))
+        problems.append(LoadProblem("import-cycle", item.loc, path=target, cycle=cycle))
+        return None
+    return target
+
+
+def _read(repo: Repository, path: str, imported_at: LocatedStr | None, problems: list[LoadProblem]) -> bytes | None:
+    where = imported_at.loc if imported_at is not None else (path, 1, 1)
+    full = repo.absolute(path)
+    if not os.path.lexists(full):
+        problems.append(LoadProblem("import-missing", where, path=path))
+        return None
+    if not repo.is_regular(path):
+        problems.append(LoadProblem("import-unreadable", where, "not a regular file", path=path))
+        return None
+    try:
+        with open(full, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)  # more is refused anyway: never read a huge file whole
+    except OSError as err:
+        problems.append(LoadProblem("import-unreadable", where, err.strerror or str(err), path=path))
+    return None

@@ -1,0 +1,88 @@
+"""One project checked against one rule set: the engine's entry point.
+
+    run = open_project("path/to/repo")        # or the manifest file itself
+    run.diagnostics()                         # sorted Diagnostic list
+    run.output("session_tools")               # a value the rules define
+
+The engine calls these names of the rules (the contract between the two, documented in
+``docs/rules-language.md``): ``tools_key``, ``session_tools`` and ``removed_beeuni_tools``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .lang import RulesError, load_program
+from .lang.builtins import Observer
+from .lang.evaluator import Diagnostic, Evaluation
+from .manifest import load_manifest
+from .paths import Repository
+
+MANIFEST_NAME = "beeuni.yaml"
+FACT_NAMES = frozenset({"manifest", "files", "sections", "section_keys", "load_errors"})
+REQUIRED_NAMES = ("tools_key", "session_tools", "removed_beeuni_tools")
+
+
+class ManifestNotFound(Exception):
+    def __init__(self, looked_at: str) -> None:
+        super().__init__(f"no manifest found: {looked_at} does not exist")
+        self.looked_at = looked_at
+
+
+def shipped_rules() -> Path:
+    from .. import rules
+
+    return Path(rules.__file__).parent
+
+
+def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:
+    """The repository and the manifest's repo-relative path for a folder or a manifest file."""
+    candidate = Path(path)
+    manifest = candidate / MANIFEST_NAME if candidate.is_dir() else candidate
+    if not manifest.is_file():
+        raise ManifestNotFound(str(manifest))
+    return Repository(str(manifest.parent)), manifest.name
+
+
+class ProjectRun:
+    def __init__(self, repo: Repository, manifest: str, program: dict[str, Any]) -> None:
+        self.repo = repo
+        self.manifest = manifest
+        self.program = program
+        self.merged = load_manifest(repo, manifest)
+        self.evaluation = Evaluation(program, self.merged.facts(), Observer(repo), manifest)
+
+    @cached_property
+    def _diagnostics(self) -> list[Diagnostic]:
+        return self.evaluation.diagnostics()
+
+    def diagnostics(self) -> list[Diagnostic]:
+        return self._diagnostics
+
+    def count(self, severity: str) -> int:
+        return sum(1 for diagnostic in self._diagnostics if diagnostic.severity == severity)
+
+    def output(self, name: str) -> Any:
+        return self.evaluation.get(name)
+
+    def call(self, name: str, *args: Any) -> Any:
+        return self.evaluation.call(name, list(args))
+
+
+def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    folder = Path(rules_dir) if rules_dir is not None else shipped_rules()
+    program = load_program(folder, FACT_NAMES, display=str(rules_dir) if rules_dir is not None else None)
+    missing = [name for name in REQUIRED_NAMES if name not in program["lets"]]
+    if missing:
+        raise RulesError(str(folder), 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
+    return program
+
+
+def open_project(
+    path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None
+) -> ProjectRun:
+    repo, manifest = locate(path)
+    return ProjectRun(repo, manifest, load_rules(rules_dir))

@@ -1,0 +1,1 @@
+"""The policy: `tools.rules` and `agents.rules`, shipped as package data."""
