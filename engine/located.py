@@ -12,9 +12,17 @@ which compares, hashes and tests truthiness like the value it holds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-Loc = tuple[str, int, int]
+if TYPE_CHECKING:  # typing is not imported at run time: `beeuni validate` starts faster
+    from typing import Any
+
+    Loc = tuple[str, int, int]
+    _ListBase = list[Any]
+    _DictBase = dict[Any, Any]
+else:
+    _ListBase = list
+    _DictBase = dict
 
 
 class LocatedStr(str):
@@ -69,7 +77,7 @@ class LocatedConst:
         return f"LocatedConst({self.value!r})"
 
 
-class LocatedList(list[Any]):
+class LocatedList(_ListBase):
     __slots__ = ("loc",)
     loc: Loc
 
@@ -78,7 +86,7 @@ class LocatedList(list[Any]):
         self.loc = loc
 
 
-class LocatedMap(dict[Any, Any]):
+class LocatedMap(_DictBase):
     """A mapping whose keys are ``LocatedStr`` (so ``m["tools"]`` finds them by plain string)."""
 
     __slots__ = ("loc",)

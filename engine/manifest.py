@@ -18,11 +18,14 @@ Facts handed to the rules (see ``docs/rules-language.md``):
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .located import LocatedMap, LocatedStr
 from .paths import Repository
 from .yaml_loader import MAX_FILE_BYTES, LoadProblem, load_yaml
+
+if TYPE_CHECKING:
+    from typing import Any
 
 IMPORTS_KEY = "imports"
 

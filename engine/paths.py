@@ -1,4 +1,10 @@
-"""The repository: the folder that holds ``beeuni.yaml``, against which every path is taken."""
+"""The repository: the folder that holds ``beeuni.yaml``, against which every path is taken.
+
+A manifest may name thousands of module files, most of them in a few folders. Each folder is
+read once (``os.scandir``, whose entries know their type without a ``stat`` per file), and every
+answer is remembered, so checking 2,000 modules costs a few directory reads, not 6,000 system
+calls. Only symbolic links are followed one by one.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,9 @@ import stat
 class Repository:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
+        self._real_dirs: dict[str, str] = {}
+        self._relative: dict[str, str | None] = {}
+        self._folders: dict[str, dict[str, os.DirEntry[str]]] = {}
 
     def absolute(self, relative: str) -> str:
         return os.path.join(self.root, relative)
@@ -16,26 +25,58 @@ class Repository:
     def relative(self, path: str) -> str | None:
         """``path`` as a normalised repo-relative path, or ``None`` when it is absolute or leaves
         the repository — by ``..`` or through a symbolic link anywhere along it."""
+        try:
+            return self._relative[path]
+        except KeyError:
+            found = self._relative[path] = self._resolve(path)
+            return found
+
+    def _resolve(self, path: str) -> str | None:
         if not path or os.path.isabs(path) or path.startswith("\\"):
             return None
         normal = os.path.normpath(path)
         if normal == ".." or normal.startswith(".." + os.sep):
             return None
-        real = os.path.realpath(os.path.join(self.root, normal))
+        folder, name = os.path.split(normal)
+        real_folder = self._real_dirs.get(folder)
+        if real_folder is None:
+            real_folder = self._real_dirs[folder] = os.path.realpath(os.path.join(self.root, folder))
+        entry = self._entry(folder, name)
+        real = os.path.join(real_folder, name)
+        if entry is not None and entry.is_symlink():
+            real = os.path.realpath(real)
         if real != self.root and not real.startswith(self.root + os.sep):
             return None
         return normal
+
+    def _entry(self, folder: str, name: str) -> os.DirEntry[str] | None:
+        entries = self._folders.get(folder)
+        if entries is None:
+            try:
+                with os.scandir(self.absolute(folder)) as found:
+                    entries = {entry.name: entry for entry in found}
+            except OSError:
+                entries = {}
+            self._folders[folder] = entries
+        return entries.get(name)
 
     def inside(self, path: str) -> bool:
         return self.relative(path) is not None
 
     def is_file(self, path: str) -> bool:
-        relative = self.relative(path)
-        return relative is not None and os.path.isfile(self.absolute(relative))
+        """Whether ``path`` is inside and a file (a link to a file counts)."""
+        entry = self._inside_entry(path)
+        return entry is not None and entry.is_file()
 
     def exists(self, path: str) -> bool:
+        """Whether ``path`` is inside and there (a broken link counts: it is there, not a file)."""
+        return self._inside_entry(path) is not None
+
+    def _inside_entry(self, path: str) -> os.DirEntry[str] | None:
         relative = self.relative(path)
-        return relative is not None and os.path.lexists(self.absolute(relative))
+        if relative is None:
+            return None
+        return self._entry(*os.path.split(relative))
 
     def is_regular(self, relative: str) -> bool:
         try:

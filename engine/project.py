@@ -5,15 +5,15 @@
     run.output("session_tools")               # a value the rules define
 
 The engine calls these names of the rules (the contract between the two, documented in
-``docs/rules-language.md``): ``tools_key``, ``session_tools`` and ``removed_beeuni_tools``.
+``docs/rules-language.md``): ``tools_key``, ``session_tools``, ``removed_beeuni_tools`` and
+``tools_ls_footer``.
 """
 
 from __future__ import annotations
 
 import os
 from functools import cached_property
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .lang import RulesError, load_program
 from .lang.builtins import Observer
@@ -21,9 +21,12 @@ from .lang.evaluator import Diagnostic, Evaluation
 from .manifest import load_manifest
 from .paths import Repository
 
+if TYPE_CHECKING:
+    from typing import Any
+
 MANIFEST_NAME = "beeuni.yaml"
 FACT_NAMES = frozenset({"manifest", "files", "sections", "section_keys", "load_errors"})
-REQUIRED_NAMES = ("tools_key", "session_tools", "removed_beeuni_tools")
+REQUIRED_NAMES = ("tools_key", "session_tools", "removed_beeuni_tools", "tools_ls_footer")
 
 
 class ManifestNotFound(Exception):
@@ -32,19 +35,19 @@ class ManifestNotFound(Exception):
         self.looked_at = looked_at
 
 
-def shipped_rules() -> Path:
+def shipped_rules() -> str:
     from .. import rules
 
-    return Path(rules.__file__).parent
+    return os.path.dirname(rules.__file__)
 
 
 def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:
     """The repository and the manifest's repo-relative path for a folder or a manifest file."""
-    candidate = Path(path)
-    manifest = candidate / MANIFEST_NAME if candidate.is_dir() else candidate
-    if not manifest.is_file():
-        raise ManifestNotFound(str(manifest))
-    return Repository(str(manifest.parent)), manifest.name
+    candidate = os.fspath(path)
+    manifest = os.path.join(candidate, MANIFEST_NAME) if os.path.isdir(candidate) else candidate
+    if not os.path.isfile(manifest):
+        raise ManifestNotFound(manifest)
+    return Repository(os.path.dirname(os.path.abspath(manifest))), os.path.basename(manifest)
 
 
 class ProjectRun:
@@ -73,11 +76,12 @@ class ProjectRun:
 
 
 def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    folder = Path(rules_dir) if rules_dir is not None else shipped_rules()
-    program = load_program(folder, FACT_NAMES, display=str(rules_dir) if rules_dir is not None else None)
+    folder = os.fspath(rules_dir) if rules_dir is not None else shipped_rules()
+    # The shipped rules are named as they stand in beeuni's source tree, wherever installed.
+    program = load_program(folder, FACT_NAMES, display=os.fspath(rules_dir) if rules_dir is not None else "rules")
     missing = [name for name in REQUIRED_NAMES if name not in program["lets"]]
     if missing:
-        raise RulesError(str(folder), 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
+        raise RulesError(folder, 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
     return program
 
 

@@ -18,14 +18,13 @@ Problems are returned as ``LoadProblem`` records; the rules turn them into diagn
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.resolver import Resolver
 
 from .located import (
-    Loc,
     LocatedConst,
     LocatedFloat,
     LocatedInt,
@@ -33,6 +32,11 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .located import Loc
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64

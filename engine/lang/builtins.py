@@ -13,11 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
 from .values import as_items, text, type_name, unique
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    Builtin = tuple[int, int, Callable[..., Any], bool]
 
 
 class Observer:
@@ -40,7 +45,6 @@ def _regex(pattern: str) -> re.Pattern[str]:
 
 
 def _str(value: Any) -> str | None:
-    value = unwrap(value)
     return value if isinstance(value, str) else None
 
 
@@ -219,8 +223,6 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     folder = string.rstrip("/")
     return [LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names]
 
-
-Builtin = tuple[int, int, Callable[..., Any], bool]
 
 #: name → (fewest arguments, most arguments, function, whether it observes the repository)
 BUILTINS: dict[str, Builtin] = {

@@ -1,20 +1,20 @@
 """The compiled-rule cache: rules source → checked program, kept on disk between runs.
 
-Like jinja2's bytecode cache: the key is a hash of everything the program depends on (the
-language's version, the grammar, every rules file's name and bytes), the value the checked
-program written with ``marshal``. A hit costs reading the sources, one hash and one
-``marshal.loads`` — Lark is not imported. A cache folder that cannot be written is no error:
-the rules are then compiled on every run.
+Like jinja2's bytecode cache, and like CPython's own ``.pyc`` files: the key is what the program
+depends on — the cache format, beeuni's version, and the path, size and modification time of the
+grammar and of every rules file — and the value is the checked program, written with
+``marshal``. A hit costs a few ``stat`` calls and one ``marshal.loads``: Lark is not imported.
+The full key is stored beside the program and compared on reading, so a clash of file names
+cannot hand back another rule set. A cache folder that cannot be written is no error: the rules
+are then compiled on every run.
 """
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
-import tempfile
-from pathlib import Path
-from typing import Any
+import sys
+import zlib
 
 #: Bump when the shape of the program (the syntax tree) changes.
 FORMAT = 1
@@ -22,37 +22,45 @@ FORMAT = 1
 _ENV_VAR = "BEEUNI_CACHE_DIR"
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     configured = os.environ.get(_ENV_VAR)
     if configured:
-        return Path(configured)
+        return configured
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "beeuni"
+    return os.path.join(base, "beeuni")
 
 
-def cache_key(sources: list[tuple[str, bytes]], grammar: bytes) -> str:
-    digest = hashlib.sha256(f"beeuni-rules/{FORMAT}\0".encode())
-    digest.update(grammar)
-    for name, data in sources:
-        digest.update(b"\0" + name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()[:32]
+def cache_key(paths: list[str], extra: str) -> str:
+    # marshal'ed code objects are only good for the Python that wrote them
+    parts = [f"beeuni-rules/{FORMAT}/{sys.implementation.cache_tag}/{sys.version}", extra]
+    for path in paths:
+        info = os.stat(path)
+        parts.append(f"{os.path.abspath(path)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(parts)
 
 
-def read(key: str) -> Any | None:
+def _file(key: str) -> str:
+    return os.path.join(cache_dir(), f"rules-{zlib.crc32(key.encode()):08x}.marshal")
+
+
+def read(key: str) -> object | None:
     try:
-        data = (cache_dir() / f"rules-{key}.marshal").read_bytes()
-        return marshal.loads(data)
+        with open(_file(key), "rb") as handle:
+            stored_key, program = marshal.loads(handle.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
+    return program if stored_key == key else None
 
 
-def write(key: str, program: Any) -> None:
+def write(key: str, program: object) -> None:
+    import tempfile
+
     folder = cache_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".rules-", suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps(program))
-        os.replace(temporary, folder / f"rules-{key}.marshal")
-    except OSError:
+            out.write(marshal.dumps((key, program)))
+        os.replace(temporary, _file(key))
+    except (OSError, ValueError):
         pass

@@ -12,9 +12,12 @@ number raises ``TypeError``, reported with the rule's position).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..located import unwrap
+from ..located import LocatedConst, unwrap
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def type_name(value: Any) -> str:
@@ -70,7 +73,10 @@ def text(value: Any) -> str:
 
 
 def get_attr(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, dict) else None
+    try:
+        return value.get(name)  # maps and records; everything else has no `get`...
+    except AttributeError:
+        return None  # ...and answers null
 
 
 def get_index(value: Any, key: Any) -> Any:
@@ -92,7 +98,6 @@ class SetCache:
         self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
 
     def contains(self, container: Any, item: Any) -> bool:
-        container = unwrap(container)
         item = unwrap(item)
         if container is None:
             return False
@@ -157,12 +162,17 @@ def unique(items: list[Any]) -> list[Any]:
     return result
 
 
+def is_null(value: Any) -> bool:
+    return value is None or (value.__class__ is LocatedConst and value.value is None)
+
+
+def equal(left: Any, right: Any) -> bool:
+    return _same(unwrap(left), unwrap(right))
+
+
 def compare(op: str, left: Any, right: Any) -> bool:
+    """``<``, ``<=``, ``>``, ``>=``: between two strings or two numbers; false otherwise."""
     left, right = unwrap(left), unwrap(right)
-    if op == "==":
-        return _same(left, right)
-    if op == "!=":
-        return not _same(left, right)
     comparable = (isinstance(left, str) and isinstance(right, str)) or (
         _number(left) and _number(right)
     )

@@ -1,0 +1,79 @@
+"""The ``beeuni`` command line, as a Typer application.
+
+Commands are thin: they parse arguments and call ``commands.py``. Every command takes
+``--rules DIR`` (S-C5) to run against edited rules without reinstalling.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from . import commands
+
+app = typer.Typer(
+    name="beeuni",
+    help="Validate a Beeuni project's manifest and resolve the tools its sessions get.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
+rules_app = typer.Typer(help="List and explain the rules that validate a manifest.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+app.add_typer(rules_app, name="rules")
+
+RulesOption = Annotated[
+    str | None,
+    typer.Option("--rules", metavar="DIR", help="Rules folder to use instead of the shipped rules."),
+]
+PathArgument = Annotated[str, typer.Argument(help="A manifest, or a folder holding beeuni.yaml.")]
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _exit(code: int) -> None:
+    raise typer.Exit(code)
+
+
+@app.command()
+def validate(
+    path: PathArgument = ".",
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.text,
+    rules: RulesOption = None,
+) -> None:
+    """Check the manifest: one line per diagnostic. Exit 1 on an error, 2 on a failure."""
+    _exit(commands.guarded(lambda: commands.validate(path, output_format.value, rules)))
+
+
+@tools_app.command("ls")
+def tools_ls(
+    path: PathArgument = ".",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """List the tools a session gets, then the Beeuni tools the project removed."""
+    _exit(commands.guarded(lambda: commands.tools_ls(path, rules, as_json)))
+
+
+@rules_app.command("list")
+def rules_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """List every rule: id, severity and summary."""
+    _exit(commands.guarded(lambda: commands.rules_list(rules, as_json)))
+
+
+@rules_app.command("explain")
+def rules_explain(
+    rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id, like tools/name-format.")],
+    rules: RulesOption = None,
+) -> None:
+    """Show a rule's documentation."""
+    _exit(commands.guarded(lambda: commands.rules_explain(rule_id, rules)))

@@ -1,0 +1,126 @@
+"""What each command does, apart from how its arguments are parsed.
+
+Each function returns the exit code. Both the Typer application (``app.py``) and the fast path
+for ``validate`` (``main.py``) call these, so a command behaves the same whichever way it came in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ..engine.lang import RulesError
+from ..engine.project import ManifestNotFound, load_rules, open_project
+from . import report
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """Run a command; a bad rules file, a missing manifest or a crash is a message and exit 2."""
+    try:
+        return command()
+    except ManifestNotFound as err:
+        sys.stderr.write(f"beeuni: {err}\n")
+    except RulesError as err:
+        sys.stderr.write(f"{err.file}:{err.line}:{err.column}: error[rules] {err.message}\n")
+    except UsageError as err:
+        sys.stderr.write(f"beeuni: {err}\n")
+    except KeyboardInterrupt:
+        sys.stderr.write("beeuni: interrupted\n")
+    except Exception as err:  # the promise: never a traceback, unless asked for
+        if os.environ.get("BEEUNI_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"beeuni: internal error: {type(err).__name__}: {err}\n")
+    return EXIT_FAILURE
+
+
+class UsageError(Exception):
+    """A request the command cannot serve (an unknown agent, a bad combination of options)."""
+
+
+def validate(path: str, output_format: str, rules: str | None) -> int:
+    run = open_project(path, rules)
+    diagnostics = run.diagnostics()
+    if output_format == "json":
+        report.write_json(report.validate_document(run.manifest, diagnostics))
+    else:
+        report.write_diagnostics(diagnostics)
+        sys.stderr.write(f"{run.manifest}: {report.summary(diagnostics)}\n")
+    return EXIT_ERRORS if run.count("error") else EXIT_OK
+
+
+def tools_ls(path: str, rules: str | None, as_json: bool) -> int:
+    run = open_project(path, rules)
+    tools = [{key: report.text(tool.get(key)) for key in ("name", "kind", "source")} for tool in run.output("session_tools")]
+    removed = [str(name) for name in run.output("removed_beeuni_tools")]
+    if as_json:
+        document: dict[str, Any] = {
+            "manifest": run.manifest,
+            "tools_key": bool(run.output("tools_key")),
+            "tools": tools,
+            "removed": removed,
+        }
+        report.write_json(document)
+    else:
+        rows = [(tool["name"], tool["kind"], tool["source"]) for tool in tools]
+        sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
+        footer = [report.text(line) for line in run.output("tools_ls_footer") or []]
+        if footer:
+            sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
+    return _note_errors(run)
+
+
+def _note_errors(run: Any) -> int:
+    """Listing commands still list; a manifest with errors is said on stderr and exits 1."""
+    errors = run.count("error")
+    if not errors:
+        return EXIT_OK
+    sys.stderr.write(f"beeuni: {run.manifest} has {errors} error{'s' if errors != 1 else ''}; run `beeuni validate`\n")
+    return EXIT_ERRORS
+
+
+def rules_list(rules: str | None, as_json: bool) -> int:
+    program = load_rules(rules)
+    entries = sorted(program["rules"], key=lambda rule: rule["id"])
+    if as_json:
+        report.write_json([_rule_summary(rule) for rule in entries])
+        return EXIT_OK
+    rows = [(rule["id"], rule["severity"], rule["doc"].split("\n\n")[0].replace("\n", " ")) for rule in entries]
+    sys.stdout.write(report.table(("RULE", "SEVERITY", "SUMMARY"), rows))
+    return EXIT_OK
+
+
+def rules_explain(rule_id: str, rules: str | None) -> int:
+    program = load_rules(rules)
+    found = {rule["id"]: rule for rule in program["rules"]}
+    rule = found.get(rule_id)
+    if rule is None:
+        from difflib import get_close_matches
+
+        close = get_close_matches(rule_id, list(found), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else "; `beeuni rules list` lists them"
+        raise UsageError(f"no rule `{rule_id}`{hint}")
+    summary = _rule_summary(rule)
+    sys.stdout.write(
+        f"{summary['id']} ({summary['severity']})\n"
+        f"defined at {summary['defined_at']}\n\n"
+        f"{summary['doc']}\n"
+    )
+    return EXIT_OK
+
+
+def _rule_summary(rule: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": rule["id"],
+        "severity": rule["severity"],
+        "doc": rule["doc"],
+        "defined_at": f"{rule['file']}:{rule['pos'][0]}",
+    }

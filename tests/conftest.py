@@ -1,0 +1,50 @@
+"""Shared helpers: run the installed ``beeuni`` command as a user would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BEEUNI = shutil.which("beeuni", path=str(Path(sys.executable).parent)) or "beeuni"
+
+
+@dataclass
+class Result:
+    stdout: str
+    stderr: str
+    code: int
+
+    def transcript(self) -> str:
+        """stdout, then stderr and the exit code, as stored in a golden ``.out`` file."""
+        text = self.stdout
+        if self.stderr:
+            text += "--- stderr\n" + self.stderr
+        return text + f"--- exit {self.code}\n"
+
+
+def run_beeuni(args: Sequence[str], cwd: Path | str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
+    environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    done = subprocess.run(
+        [BEEUNI, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    return Result(done.stdout, done.stderr, done.returncode)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_rule_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests compile rules into a cache of their own, never the user's."""
+    os.environ["BEEUNI_CACHE_DIR"] = str(tmp_path_factory.mktemp("rule-cache"))

@@ -1,0 +1,1 @@
+export default { description: "orders", parameters: { type: "object", properties: {} }, async execute() { return {} } }

@@ -1,0 +1,1 @@
+export default { description: "search", parameters: { type: "object", properties: {} }, async execute() { return [] } }

@@ -1,0 +1,66 @@
+"""Golden cases: each folder under tests/golden/ is a project and the outputs it must give.
+
+    tests/golden/<case>/
+        project/            the repository: beeuni.yaml and whatever else the case needs
+        rules/              (optional) a rules folder to run with, via --rules
+        commands            (optional) which commands to run, one per line; default below
+        <command>.out       what each command printed: stdout, then stderr and the exit code
+
+Regenerate every expected file with ``make golden`` (BEEUNI_UPDATE_GOLDEN=1) and read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_beeuni
+
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = bool(os.environ.get("BEEUNI_UPDATE_GOLDEN"))
+DEFAULT_COMMANDS = [
+    "validate project",
+    "validate project --format json",
+    "tools ls project",
+    "tools ls project --json",
+]
+
+
+def output_name(command: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", command.replace(" project", "")).strip("-") + ".out"
+
+
+def case_commands(case: Path) -> list[str]:
+    listed = case / "commands"
+    commands = listed.read_text().splitlines() if listed.exists() else DEFAULT_COMMANDS
+    commands = [line for line in commands if line.strip() and not line.startswith("#")]
+    if (case / "rules").is_dir():
+        commands = [f"{command} --rules rules" for command in commands]
+    return commands
+
+
+CASES = sorted(path for path in GOLDEN.iterdir() if (path / "project").is_dir())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_golden(case: Path) -> None:
+    mismatches = []
+    for command in case_commands(case):
+        result = run_beeuni(command.split(), cwd=case)
+        expected_file = case / output_name(command.replace(" --rules rules", ""))
+        actual = result.transcript()
+        if UPDATE:
+            expected_file.write_text(actual)
+            continue
+        assert expected_file.exists(), f"{expected_file} is missing: run `make golden`"
+        if expected_file.read_text() != actual:
+            mismatches.append(f"$ beeuni {command}\n--- expected\n{expected_file.read_text()}--- actual\n{actual}")
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_every_case_has_a_project() -> None:
+    strays = [path.name for path in GOLDEN.iterdir() if path.is_dir() and not (path / "project").is_dir()]
+    assert not strays, f"golden folders without project/: {strays}"
