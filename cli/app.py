@@ -6,7 +6,7 @@ Commands are thin: they parse arguments and call ``commands.py``. Every command 
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -32,7 +32,7 @@ RulesOption = Annotated[
 PathArgument = Annotated[str, typer.Argument(help="A manifest, or a folder holding beeuni.yaml.")]
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
 

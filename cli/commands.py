@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
+from ..engine.lang.values import text
 from ..engine.project import ManifestNotFound, load_rules, open_project
 from . import report
 
@@ -59,7 +60,7 @@ def validate(path: str, output_format: str, rules: str | None) -> int:
 
 def tools_ls(path: str, rules: str | None, as_json: bool) -> int:
     run = open_project(path, rules)
-    tools = [{key: report.text(tool.get(key)) for key in ("name", "kind", "source")} for tool in run.output("session_tools")]
+    tools = [{key: text(tool.get(key)) for key in ("name", "kind", "source")} for tool in run.output("session_tools")]
     removed = [str(name) for name in run.output("removed_beeuni_tools")]
     if as_json:
         document: dict[str, Any] = {
@@ -72,7 +73,7 @@ def tools_ls(path: str, rules: str | None, as_json: bool) -> int:
     else:
         rows = [(tool["name"], tool["kind"], tool["source"]) for tool in tools]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
-        footer = [report.text(line) for line in run.output("tools_ls_footer") or []]
+        footer = [text(line) for line in run.output("tools_ls_footer") or []]
         if footer:
             sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
     return _note_errors(run)
@@ -110,9 +111,7 @@ def rules_explain(rule_id: str, rules: str | None) -> int:
         raise UsageError(f"no rule `{rule_id}`{hint}")
     summary = _rule_summary(rule)
     sys.stdout.write(
-        f"{summary['id']} ({summary['severity']})\n"
-        f"defined at {summary['defined_at']}\n\n"
-        f"{summary['doc']}\n"
+        f"{summary['id']} ({summary['severity']})\ndefined at {summary['defined_at']}\n\n{summary['doc']}\n"
     )
     return EXIT_OK
 

@@ -85,8 +85,6 @@ def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any
     return program
 
 
-def open_project(
-    path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None
-) -> ProjectRun:
+def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
     repo, manifest = locate(path)
     return ProjectRun(repo, manifest, load_rules(rules_dir))

@@ -34,16 +34,17 @@ from .located import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     from .located import Loc
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 1_000_000
+MAX_NODES = 250_000
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_resolver = Resolver()
+_resolve_tag: Callable[..., str] = Resolver().resolve
 _constructor = SafeConstructor()
 
 
@@ -127,7 +128,8 @@ class _Builder:
         stack: list[_Frame] = []
         root: Any = None
         documents = 0
-        for event in yaml.parse(self.data, Loader=yaml.CSafeLoader):
+        events: Iterator[Any] = yaml.parse(self.data, Loader=yaml.CSafeLoader)
+        for event in events:
             kind = type(event)
             if kind is yaml.ScalarEvent:
                 value, size = self.scalar(event), 1
@@ -211,8 +213,8 @@ class _Builder:
         self.count(1, event)
         text = event.value
         plain, _ = event.implicit
-        tag = _resolver.resolve(yaml.ScalarNode, text, event.implicit) if event.tag in (None, "!") else event.tag
-        if tag == _STR_TAG or not plain and event.tag is None:
+        tag = _resolve_tag(yaml.ScalarNode, text, event.implicit) if event.tag in (None, "!") else event.tag
+        if tag == _STR_TAG or (not plain and event.tag is None):
             return LocatedStr(text, loc)
         try:
             value = _constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)

@@ -30,7 +30,9 @@ class Result:
         return text + f"--- exit {self.code}\n"
 
 
-def run_beeuni(args: Sequence[str], cwd: Path | str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
+def run_beeuni(
+    args: Sequence[str], cwd: Path | str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> Result:
     environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
     done = subprocess.run(
         [BEEUNI, *args],

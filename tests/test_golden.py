@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_beeuni
 
 GOLDEN = ROOT / "tests" / "golden"

@@ -32,7 +32,7 @@ def load_program(folder: str, fact_names: frozenset[str], display: str | None = 
         raise RulesError(shown, 1, 1, "the rules folder holds no *.rules file")
     paths = [os.path.join(folder, name) for name in names]
     key = cache.cache_key([GRAMMAR, *paths], f"{shown}\n{','.join(sorted(fact_names))}")
-    program = cache.read(key)
+    program: dict[str, Any] | None = cache.read(key)
     if program is None:
         sources = []
         for name, path in zip(names, paths, strict=True):
@@ -40,7 +40,7 @@ def load_program(folder: str, fact_names: frozenset[str], display: str | None = 
                 sources.append((f"{shown}/{name}", handle.read()))
         program = compile_sources(sources, fact_names)
         cache.write(key, program)
-    return program  # type: ignore[return-value]
+    return program
 
 
 def compile_sources(sources: list[tuple[str, bytes]], fact_names: frozenset[str]) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def b_str(value: Any) -> str:
 
 
 def b_stem(path: Any) -> Any:
-    """A file name without folder and without its last extension: ``a/web_search.ts`` → ``web_search``."""
+    """A file name without folder and without its last extension: ``a/notes.ts`` → ``notes``."""
     string = _str(path)
     if string is None:
         return None

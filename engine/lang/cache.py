@@ -15,6 +15,10 @@ import marshal
 import os
 import sys
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Bump when the shape of the program (the syntax tree) changes.
 FORMAT = 1
@@ -43,7 +47,7 @@ def _file(key: str) -> str:
     return os.path.join(cache_dir(), f"rules-{zlib.crc32(key.encode()):08x}.marshal")
 
 
-def read(key: str) -> object | None:
+def read(key: str) -> Any:
     try:
         with open(_file(key), "rb") as handle:
             stored_key, program = marshal.loads(handle.read())
@@ -52,7 +56,7 @@ def read(key: str) -> object | None:
     return program if stored_key == key else None
 
 
-def write(key: str, program: object) -> None:
+def write(key: str, program: Any) -> None:
     import tempfile
 
     folder = cache_dir()

@@ -28,16 +28,18 @@ def compile_program(checked: Node) -> Node:
     """The program as it is cached and run: the code object of ``make`` and what the runtime
     and the commands need to know about the definitions (no syntax trees)."""
     source = generate(checked)
-    defined = {f"{node['t']}:{name}": [node["file"], *node["pos"]] for kinds in ("lets", "fns") for name, node in checked[kinds].items()}
+    defined = {
+        f"{node['t']}:{name}": [node["file"], *node["pos"]]
+        for kinds in ("lets", "fns")
+        for name, node in checked[kinds].items()
+    }
     return {
         "code": compile(source, "<rules>", "exec"),
         "costly": sorted(_costly_functions(checked["fns"])),
         "defined": defined,
         "lets": sorted(checked["lets"]),
         "fns": {name: len(node["params"]) for name, node in checked["fns"].items()},
-        "rules": [
-            {key: rule[key] for key in ("id", "severity", "doc", "file", "pos")} for rule in checked["rules"]
-        ],
+        "rules": [{key: rule[key] for key in ("id", "severity", "doc", "file", "pos")} for rule in checked["rules"]],
     }
 
 

@@ -29,7 +29,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
 _TERMINAL_NAMES = {
     "NAME": "a name",
     "STRING": "a string",
-    "FSTRING": "a template f\"...\"",
+    "FSTRING": 'a template f"..."',
     "NUMBER": "a number",
     "RULE_ID": "a rule id like `tools/name-format`",
     "COMP_OP": "a comparison",
@@ -238,7 +238,7 @@ class _ToAst(Transformer[Token, Any]):
     def name(self, meta: Any, items: list[Token]) -> Node:
         return {"t": "name", "name": str(items[0]), "pos": _pos(meta)}
 
-    def list(self, meta: Any, items: list[Node | None]) -> Node:
+    def list_literal(self, meta: Any, items: list[Node | None]) -> Node:
         return {"t": "list", "items": [item for item in items if item is not None], "pos": _pos(meta)}
 
     def list_comp(self, meta: Any, items: list[Any]) -> Node:
@@ -252,7 +252,7 @@ class _ToAst(Transformer[Token, Any]):
             "pos": _pos(meta),
         }
 
-    def map(self, meta: Any, items: list[Any]) -> Node:
+    def map_literal(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "map", "pairs": [item for item in items if item is not None], "pos": _pos(meta)}
 
     def pair(self, meta: Any, items: list[Any]) -> list[Any]:

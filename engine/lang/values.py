@@ -173,9 +173,7 @@ def equal(left: Any, right: Any) -> bool:
 def compare(op: str, left: Any, right: Any) -> bool:
     """``<``, ``<=``, ``>``, ``>=``: between two strings or two numbers; false otherwise."""
     left, right = unwrap(left), unwrap(right)
-    comparable = (isinstance(left, str) and isinstance(right, str)) or (
-        _number(left) and _number(right)
-    )
+    comparable = (isinstance(left, str) and isinstance(right, str)) or (_number(left) and _number(right))
     if not comparable:
         return False
     if op == "<":
@@ -195,4 +193,3 @@ def _same(left: Any, right: Any) -> bool:
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     return bool(left == right)
-

@@ -1,0 +1,42 @@
+# Everything a fresh machine needs, from the registries: a virtualenv with the pinned Python
+# packages (pyproject.toml) and Bun from the npm registry (package-lock.json).
+#
+#   make example   set up, then run `beeuni validate` and `beeuni tools ls` on examples/starter
+#   make test      set up, then lint, type-check and run the whole test suite (what CI runs)
+#   make golden    regenerate the expected outputs under tests/golden/ (read the diff!)
+#   make bench     the benchmarks under benchmarks/
+
+VENV := $(CURDIR)/.venv
+BIN := $(VENV)/bin
+DEPS := $(VENV)/.deps-installed
+
+.PHONY: setup example test golden bench lint
+
+$(DEPS): pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check '.[dev]'
+	touch $(DEPS)
+
+# beeuni itself is installed as a wheel, not in editable mode: the tests and benchmarks run the
+# package a user gets (package data included), and no import hook slows every start.
+setup: $(DEPS)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
+	rm -rf build
+
+example: setup
+	cd examples/starter && $(BIN)/beeuni validate && $(BIN)/beeuni tools ls
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	cd $(VENV) && $(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p beeuni
+
+test: lint
+	$(BIN)/pytest -q
+
+golden: setup
+	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py
+	git status --short tests/golden
+
+bench: setup
+	$(BIN)/python benchmarks/bench_validate.py

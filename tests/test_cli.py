@@ -1,0 +1,107 @@
+"""The command line around the checks: both ways into `validate`, exit codes, what is imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_beeuni
+
+STARTER = ROOT / "examples" / "starter"
+GOLDEN = ROOT / "tests" / "golden"
+
+VALIDATE_FORMS = [
+    ["validate"],
+    ["validate", "project"],
+    ["validate", "project/beeuni.yaml"],
+    ["validate", "project", "--format", "json"],
+    ["validate", "--format=json", "project"],
+    ["validate", "project", "--format", "text"],
+]
+
+
+@pytest.mark.parametrize("case", ["duplicate-across-files", "module-paths", "no-tools-key"])
+@pytest.mark.parametrize("args", VALIDATE_FORMS, ids=" ".join)
+def test_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
+    """`beeuni validate` is parsed by hand for speed; Typer must give the very same result."""
+    cwd = GOLDEN / case if args != ["validate"] else GOLDEN / case / "project"
+    fast = run_beeuni(args, cwd=cwd)
+    typer = subprocess.run(
+        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "PATH": ""},
+    )
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+
+
+def test_starter_example_is_clean() -> None:
+    result = run_beeuni(["validate", "--format", "json"], cwd=STARTER)
+    assert result.code == 0
+    assert json.loads(result.stdout) == {"manifest": "beeuni.yaml", "diagnostics": [], "errors": 0, "warnings": 0}
+
+
+def test_validate_json_has_the_fields_of_s_c1() -> None:
+    result = run_beeuni(["validate", "project", "--format", "json"], cwd=GOLDEN / "unknown-keys")
+    document = json.loads(result.stdout)
+    assert list(document) == ["manifest", "diagnostics", "errors", "warnings"]
+    for diagnostic in document["diagnostics"]:
+        assert {"rule", "severity", "message", "file", "line", "column"} <= set(diagnostic)
+        assert diagnostic["severity"] in ("error", "warning", "info")
+    assert (document["errors"], document["warnings"]) == (0, 4)
+    assert result.code == 0  # warnings alone pass
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["validate", "nowhere"], "beeuni: no manifest found: nowhere/beeuni.yaml does not exist"),
+        (["validate", "--format", "xml"], "Invalid value for '--format'"),
+        (["tools", "ls", "--rules", "no-such-folder"], "no-such-folder:1:1: error[rules] cannot read the rules folder"),
+        (["validate", "a", "b"], "unexpected extra argument"),
+    ],
+)
+def test_usage_and_setup_failures_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "nowhere").mkdir()
+    if args[0] == "tools":
+        (tmp_path / "beeuni.yaml").write_text("tools: {}\n")
+    result = run_beeuni(args, cwd=tmp_path)
+    assert result.code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_rules_explain_unknown_rule_suggests_the_closest() -> None:
+    result = run_beeuni(["rules", "explain", "tools/name-formt"], cwd=ROOT)
+    assert result.code == 2
+    assert "no rule `tools/name-formt`; did you mean `tools/name-format`?" in result.stderr
+
+
+def test_every_rule_has_a_doc() -> None:
+    result = run_beeuni(["rules", "list", "--json"], cwd=ROOT)
+    rules = json.loads(result.stdout)
+    assert len(rules) > 30
+    assert all(rule["doc"].strip() for rule in rules)
+    assert [rule["id"] for rule in rules] == sorted(rule["id"] for rule in rules)
+
+
+def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """A warm `validate` imports neither Lark (the rule cache is fresh) nor the daemon's or the
+    rest of the CLI's libraries."""
+    probe = (
+        "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'validate', sys.argv[1]]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel'))\n"
+        "print(heavy, file=sys.stderr)"
+    )
+    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
+    command = [sys.executable, "-c", probe, str(STARTER)]
+    cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "'lark'" in cold.stderr, cold.stderr  # the first run compiles the rules
+    assert warm.stderr.strip().endswith("[]"), warm.stderr
