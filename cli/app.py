@@ -55,10 +55,32 @@ def validate(
 def tools_ls(
     path: PathArgument = ".",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    agent: Annotated[
+        str | None, typer.Option("--agent", metavar="NAME", help="List what this agent sees, harness tools included.")
+    ] = None,
+    harness: Annotated[
+        str | None, typer.Option("--harness", metavar="HARNESS", help="standard (default) or experimental.")
+    ] = None,
+    parent: Annotated[
+        str | None, typer.Option("--parent", metavar="AGENT", help="List what --agent sees as this agent's subagent.")
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """List the tools a session gets, then the Beeuni tools the project removed."""
-    _exit(commands.guarded(lambda: commands.tools_ls(path, rules, as_json)))
+    """List the tools a session (or an agent) gets, then the Beeuni tools the project removed."""
+    _exit(commands.guarded(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent)))
+
+
+@app.command()
+def resolve(
+    path: PathArgument = ".",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the resolved tool set as JSON.")] = False,
+    schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of the resolved tool set.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """Resolve the tool set the daemon loads: per harness, what each agent and subagent sees."""
+    if schema:
+        _exit(commands.guarded(commands.resolve_schema))
+    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json)))
 
 
 @rules_app.command("list")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
-from ..engine.project import ManifestNotFound, load_rules, open_project
+from ..engine.project import ManifestNotFound, ProjectRun, load_rules, open_project
 from . import report
 
 if TYPE_CHECKING:
@@ -58,25 +58,106 @@ def validate(path: str, output_format: str, rules: str | None) -> int:
     return EXIT_ERRORS if run.count("error") else EXIT_OK
 
 
-def tools_ls(path: str, rules: str | None, as_json: bool) -> int:
+def tools_ls(
+    path: str,
+    rules: str | None,
+    as_json: bool,
+    agent: str | None = None,
+    harness: str | None = None,
+    parent: str | None = None,
+) -> int:
     run = open_project(path, rules)
-    tools = [{key: text(tool.get(key)) for key in ("name", "kind", "source")} for tool in run.output("session_tools")]
-    removed = [str(name) for name in run.output("removed_beeuni_tools")]
+    which: dict[str, Any] = {}
+    tools = _listed_tools(run, agent, harness, parent, which)
+    document: dict[str, Any] = {
+        "manifest": run.manifest,
+        "tools_key": bool(run.output("tools_key")),
+        "tools": tools,
+        "removed": [str(name) for name in run.output("removed_beeuni_tools")],
+        **which,
+    }
     if as_json:
-        document: dict[str, Any] = {
-            "manifest": run.manifest,
-            "tools_key": bool(run.output("tools_key")),
-            "tools": tools,
-            "removed": removed,
-        }
         report.write_json(document)
     else:
-        rows = [(tool["name"], tool["kind"], tool["source"]) for tool in tools]
+        rows = [(tool["name"], tool["kind"], tool["source"]) for tool in document["tools"]]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
         footer = [text(line) for line in run.output("tools_ls_footer") or []]
         if footer:
             sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
     return _note_errors(run)
+
+
+def _listed_tools(
+    run: ProjectRun, agent: str | None, harness: str | None, parent: str | None, extra: dict[str, Any]
+) -> list[dict[str, str]]:
+    """The session's tools, or with ``agent`` what that agent sees on ``harness`` (as a subagent
+    of ``parent``, if given); ``extra`` receives the JSON fields that say which view this is."""
+    if agent is None:
+        if harness is not None or parent is not None:
+            raise UsageError("--harness and --parent go with --agent NAME")
+        records = run.output("session_tools")
+    else:
+        harness = _harness(run, harness)
+        _agent(run, agent)
+        extra.update(agent=agent, harness=harness)
+        if parent is None:
+            records = run.call("agent_tools", agent, harness)
+        else:
+            _agent(run, parent)
+            problem = run.call("delegation_problem", parent, harness)
+            if problem is not None:
+                raise UsageError(text(problem))
+            extra["parent"] = parent
+            records = run.call("subagent_tools", agent, parent, harness)
+    return [{key: text(record.get(key)) for key in ("name", "kind", "source")} for record in records]
+
+
+def _harness(run: ProjectRun, harness: str | None) -> str:
+    known = [str(name) for name in run.output("HARNESSES")]
+    chosen = harness if harness is not None else text(run.output("DEFAULT_HARNESS"))
+    if chosen not in known:
+        raise UsageError(f"unknown harness `{chosen}`; harnesses: {', '.join(known)}")
+    return chosen
+
+
+def _agent(run: ProjectRun, name: str) -> None:
+    known = [str(agent) for agent in run.output("agent_names")]
+    if name not in known:
+        listed = ", ".join(known) if known else "none"
+        raise UsageError(f"no agent named `{name}` in {run.manifest}; agents: {listed}")
+
+
+def resolve(path: str, rules: str | None, as_json: bool) -> int:
+    from ..engine.resolved import resolve as resolve_tool_set
+
+    run = open_project(path, rules)
+    resolved = resolve_tool_set(run)
+    if as_json:
+        sys.stdout.write(resolved.model_dump_json(indent=2) + "\n")
+        return _note_errors(run)
+    rows = []
+    for harness in resolved.harnesses:
+        views = {view.id: view for view in harness.views}
+        for agent in harness.agents:
+            secrets = resolved.secrets.get(agent.name, [])
+            rows.append(
+                (
+                    harness.name,
+                    agent.name,
+                    len(views[agent.view].tools) + len(agent.connectors),
+                    "yes" if agent.can_delegate else "no",
+                    secrets if isinstance(secrets, str) else ", ".join(secrets) or "-",
+                )
+            )
+    sys.stdout.write(report.table(("HARNESS", "AGENT", "TOOLS", "SUBAGENTS", "SECRETS"), rows))
+    return _note_errors(run)
+
+
+def resolve_schema() -> int:
+    from ..engine.resolved import ResolvedToolSet
+
+    report.write_json(ResolvedToolSet.model_json_schema())
+    return EXIT_OK
 
 
 def _note_errors(run: Any) -> int:

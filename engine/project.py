@@ -4,9 +4,8 @@
     run.diagnostics()                         # sorted Diagnostic list
     run.output("session_tools")               # a value the rules define
 
-The engine calls these names of the rules (the contract between the two, documented in
-``docs/rules-language.md``): ``tools_key``, ``session_tools``, ``removed_beeuni_tools`` and
-``tools_ls_footer``.
+The engine reads these names of the rules — the contract between the two, documented in
+``docs/rules-language.md`` — and checks when the rules are loaded that they are all defined.
 """
 
 from __future__ import annotations
@@ -26,7 +25,24 @@ if TYPE_CHECKING:
 
 MANIFEST_NAME = "beeuni.yaml"
 FACT_NAMES = frozenset({"manifest", "files", "sections", "section_keys", "load_errors"})
-REQUIRED_NAMES = ("tools_key", "session_tools", "removed_beeuni_tools", "tools_ls_footer")
+#: values the rules must define
+REQUIRED_NAMES = (
+    "tools_key",
+    "session_tools",
+    "removed_beeuni_tools",
+    "tools_ls_footer",
+    "HARNESSES",
+    "DEFAULT_HARNESS",
+    "agent_names",
+)
+#: functions the rules must define, with their number of parameters
+REQUIRED_FUNCTIONS = {
+    "agent_tools": 2,
+    "subagent_tools": 3,
+    "delegation_problem": 2,
+    "agent_secrets": 1,
+    "resolved_harness": 1,
+}
 
 
 class ManifestNotFound(Exception):
@@ -82,6 +98,9 @@ def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any
     missing = [name for name in REQUIRED_NAMES if name not in program["lets"]]
     if missing:
         raise RulesError(folder, 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
+    for name, arity in REQUIRED_FUNCTIONS.items():
+        if program["fns"].get(name) != arity:
+            raise RulesError(folder, 1, 1, f"the rules define no function `{name}` of {arity} parameters")
     return program
 
 

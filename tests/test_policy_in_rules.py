@@ -98,3 +98,27 @@ def test_python_names_no_tool_pattern_or_extension() -> None:
                 if POLICY_WORDS.search(line):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_agents_follow_a_new_harness_tool_and_group(tmp_path: Path) -> None:
+    """A harness tool and a group added to a copy of agents.rules show up in `tools ls --agent`."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    agents_rules = rules / "agents.rules"
+    source = agents_rules.read_text()
+    old_tools = '"pty_spawn", "pty_write", "pty_read", "pty_list", "pty_kill", "pty_wait",\n  ],'
+    old_group = "    edit: EDIT_GROUP, write: EDIT_GROUP, apply_patch: EDIT_GROUP,\n"
+    assert old_tools in source and old_group in source
+    source = source.replace(old_tools, old_tools.replace("],", '"notebook_read", "notebook_edit",\n  ],'))
+    source = source.replace(old_group, old_group + '    notebook_read: ["notebook_read", "notebook_edit"],\n')
+    agents_rules.write_text(source)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "beeuni.yaml").write_text("agents:\n  analyst:\n    tools: [read, notebook_read]\n")
+
+    listed = run_beeuni(["tools", "ls", "--agent", "analyst", "--rules", str(rules), "--json"], cwd=project)
+    assert [tool["name"] for tool in json.loads(listed.stdout)["tools"]] == ["read", "notebook_read", "notebook_edit"]
+    shipped = run_beeuni(["validate"], cwd=project)
+    assert "warning[agents/unknown-tool] `notebook_read` is no harness, Beeuni or project tool" in shipped.stdout
+    edited = run_beeuni(["validate", "--rules", str(rules)], cwd=project)
+    assert edited.stdout == "" and edited.code == 0

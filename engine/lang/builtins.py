@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
-from .values import as_items, text, type_name, unique
+from .values import SetCache, as_items, text, type_name, unique
 
 if TYPE_CHECKING:
     from typing import Any
@@ -26,10 +26,12 @@ if TYPE_CHECKING:
 
 
 class Observer:
-    """The repository as the built-ins see it, with every answer remembered."""
+    """What built-ins may consult besides their arguments: the repository, with every answer
+    remembered, and the evaluation's membership sets."""
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
+        self.sets = SetCache()
         self._answers: dict[tuple[str, str], Any] = {}
 
     def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
@@ -110,7 +112,11 @@ def b_lower(value: Any) -> Any:
 
 
 def b_join(items: Any, separator: Any) -> str:
-    return str(unwrap(separator)).join(text(item) for item in as_items(items))
+    values, glue = as_items(items), str(unwrap(separator))
+    try:
+        return glue.join(values)  # all strings: at C speed
+    except TypeError:
+        return glue.join(text(item) for item in values)
 
 
 def b_str(value: Any) -> str:
@@ -195,6 +201,11 @@ def b_first(items: Any) -> Any:
     return found[0] if found else None
 
 
+def b_subset(observer: Observer, items: Any, container: Any) -> bool:
+    """Whether every item of the list ``items`` is in the list ``container``."""
+    return observer.sets.subset(as_items(items), as_items(container))
+
+
 # observations of the repository --------------------------------------------------------------
 
 
@@ -224,7 +235,7 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     return [LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names]
 
 
-#: name → (fewest arguments, most arguments, function, whether it observes the repository)
+#: name → (fewest arguments, most arguments, function, whether it takes the ``Observer`` first)
 BUILTINS: dict[str, Builtin] = {
     "len": (1, 1, b_len, False),
     "type": (1, 1, b_type, False),
@@ -248,6 +259,7 @@ BUILTINS: dict[str, Builtin] = {
     "any": (1, 1, b_any, False),
     "all": (1, 1, b_all, False),
     "first": (1, 1, b_first, False),
+    "subset": (2, 2, b_subset, True),
     "inside_repo": (1, 1, b_inside_repo, True),
     "exists": (1, 1, b_exists, True),
     "is_file": (1, 1, b_is_file, True),

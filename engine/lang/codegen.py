@@ -179,8 +179,9 @@ def _expr(node: Node, scope: set[str]) -> str:
 
 
 def _costly_functions(fns: dict[str, Node]) -> set[str]:
-    """The functions worth remembering: those whose body builds a list or looks at the
-    repository, directly or through a function it calls. (The checker has ruled out cycles.)"""
+    """The functions worth remembering: those whose body builds a list (a comprehension, a set
+    operation) or looks at the repository, directly or through a function it calls. (The checker
+    has ruled out cycles.)"""
     verdicts: dict[str, bool] = {}
 
     def costly(node: Any) -> bool:
@@ -189,7 +190,7 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
         if not isinstance(node, dict):
             return False
         kind = node.get("t")
-        if kind == "comp":
+        if kind in ("comp", "binop"):  # builds a list (or a string): worth remembering
             return True
         if kind == "call":
             name = node["fn"]

@@ -124,13 +124,12 @@ class Evaluation:
 
 def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozenset[str]) -> dict[str, Any]:
     """What generated code reads: the helpers named in ``codegen.HELPERS``."""
-    sets = values.SetCache()
     return {
         "G": evaluation.get,
         "A": values.get_attr,
         "I": values.get_index,
-        "IN": sets.contains,
-        "OP": values.binop,
+        "IN": observer.sets.contains,
+        "OP": observer.sets.binop,
         "EQ": values.equal,
         "NULL": values.is_null,
         "CMP": values.compare,

@@ -89,13 +89,20 @@ def get_index(value: Any, key: Any) -> Any:
 
 
 class SetCache:
-    """Membership tests against the same list, made fast.
+    """Membership and set operations on lists, made fast.
 
     Values are never changed once made, so the set of a list's items can be kept as long as the
-    list lives; ``x in SOME_BIG_LIST`` inside a loop then costs a hash lookup."""
+    list lives: ``x in SOME_BIG_LIST`` inside a loop costs a hash lookup, and ``a & b`` for the
+    same ``b`` builds its set once. One cache serves one evaluation."""
 
     def __init__(self) -> None:
         self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
+
+    def set_of(self, items: list[Any]) -> frozenset[Any]:
+        found = self._sets.get(id(items))
+        if found is None or found[0] is not items:
+            found = self._sets[id(items)] = (items, frozenset(_keys(items)))
+        return found[1]
 
     def contains(self, container: Any, item: Any) -> bool:
         item = unwrap(item)
@@ -109,36 +116,47 @@ class SetCache:
             raise TypeError(f"`in` needs a list, map or string on its right, not a {type_name(container)}")
         if len(container) < 8:
             return item in container
-        found = self._sets.get(id(container))
-        if found is None or found[0] is not container:
-            found = (container, frozenset(_hashable(value) for value in container))
-            self._sets[id(container)] = found
-        return _hashable(item) in found[1]
+        return _hashable(item) in self.set_of(container)
+
+    def subset(self, items: list[Any], container: list[Any]) -> bool:
+        return self.set_of(items) <= self.set_of(container)
+
+    def binop(self, op: str, left: Any, right: Any) -> Any:
+        """``|`` union, ``&`` intersection, ``-`` difference (lists as sets, the left one's
+        order kept), ``+`` concatenation of lists or strings, or a sum of numbers."""
+        left, right = unwrap(left), unwrap(right)
+        if op == "+":
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            if isinstance(left, int | float) and isinstance(right, int | float):
+                return left + right
+            if left is None or isinstance(left, list):
+                return _list(left, op) + _list(right, op)
+            raise TypeError(f"cannot add a {type_name(right)} to a {type_name(left)}")
+        a, b = _list(left, op), _list(right, op)
+        if op == "|":
+            return unique(a + b)
+        other = self.set_of(b)
+        keep = op == "&"
+        try:
+            return unique([item for item in a if (item in other) is keep])
+        except TypeError:  # `a` holds maps or lists: compare by identity
+            return unique([item for item in a if (_hashable(item) in other) is keep])
 
 
 def _hashable(value: Any) -> Any:
+    """Maps and lists are told apart by identity (they never change); the rest by value."""
     if isinstance(value, dict | list):
         return id(value)
-    return value
+    return unwrap(value)
 
 
-def binop(op: str, left: Any, right: Any) -> Any:
-    left, right = unwrap(left), unwrap(right)
-    if op == "+":
-        if isinstance(left, str) and isinstance(right, str):
-            return left + right
-        if isinstance(left, int | float) and isinstance(right, int | float):
-            return left + right
-        if left is None or isinstance(left, list):
-            return _list(left, op) + _list(right, op)
-        raise TypeError(f"cannot add a {type_name(right)} to a {type_name(left)}")
-    a, b = _list(left, op), _list(right, op)
-    if op == "|":
-        return unique(a + b)
-    other = {_hashable(item) for item in b}
-    if op == "&":
-        return unique([item for item in a if _hashable(item) in other])
-    return unique([item for item in a if _hashable(item) not in other])
+def _keys(items: list[Any]) -> set[Any]:
+    """The set of ``_hashable`` keys of ``items`` — at C speed when they are all plain values."""
+    try:
+        return set(items)  # a LocatedConst hashes and compares like the value it holds
+    except TypeError:
+        return {_hashable(item) for item in items}
 
 
 def _list(value: Any, op: str) -> list[Any]:
@@ -152,6 +170,11 @@ def _list(value: Any, op: str) -> list[Any]:
 
 
 def unique(items: list[Any]) -> list[Any]:
+    """``items`` without repeats, first occurrences kept, in order."""
+    try:
+        return list(dict.fromkeys(items))
+    except TypeError:
+        pass
     seen: set[Any] = set()
     result = []
     for item in items:

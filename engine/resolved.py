@@ -1,0 +1,104 @@
+"""The resolved tool set: what the engine hands to the daemon, as a versioned pydantic model.
+
+Everything here is computed by the rules (``resolve`` below only reads their outputs); the
+daemon consumes this document and derives nothing itself. Its JSON Schema is committed as
+``docs/resolved-tool-set.schema.json`` (``beeuni resolve --schema``).
+
+How to read a harness: every distinct set of tools an agent can see is a *view*, listed once.
+An agent names its view. A subagent started by a parent sees its own view, except where
+``subagent_views`` lists the (parent view, child view) pair: then it sees the listed view.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from .project import ProjectRun
+
+VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tool(_Model):
+    name: str
+    kind: str
+    source: str
+
+
+class SessionTool(Tool):
+    """A Beeuni or project tool the session gets; ``module`` is its repo-relative module path,
+    null for a Beeuni tool served from the platform's own copy."""
+
+    module: str | None
+
+
+class View(_Model):
+    id: str
+    tools: list[str]
+
+
+class AgentView(_Model):
+    name: str
+    view: str
+    can_delegate: bool
+    connectors: list[Tool]
+
+
+class SubagentView(_Model):
+    parent_view: str
+    child_view: str
+    view: str
+
+
+class Harness(_Model):
+    name: str
+    harness_tools: list[Tool]
+    subagents_limited_by_parent: bool
+    views: list[View]
+    agents: list[AgentView]
+    subagent_views: list[SubagentView]
+
+
+class Diagnostic(_Model):
+    rule: str
+    severity: Literal["error", "warning", "info"]
+    message: str
+    file: str
+    line: int
+    column: int
+
+
+class ResolvedToolSet(_Model):
+    version: Literal[1] = VERSION
+    manifest: str
+    tools_key: bool
+    tools: list[SessionTool]
+    removed: list[str]
+    harnesses: list[Harness]
+    secrets: dict[str, Literal["all"] | list[str]]
+    diagnostics: list[Diagnostic]
+    errors: int
+
+
+def resolve(run: ProjectRun) -> ResolvedToolSet:
+    """Read the rules' outputs into the model. pydantic validates them, and turns the located
+    strings of the manifest into plain ones on the way."""
+    diagnostics = run.diagnostics()
+    return ResolvedToolSet.model_validate(
+        {
+            "manifest": run.manifest,
+            "tools_key": bool(run.output("tools_key")),
+            "tools": run.output("session_tools"),
+            "removed": run.output("removed_beeuni_tools"),
+            "harnesses": [run.call("resolved_harness", h) for h in run.output("HARNESSES")],
+            "secrets": {str(name): run.call("agent_secrets", name) for name in run.output("agent_names")},
+            "diagnostics": [d.as_dict() for d in diagnostics],
+            "errors": run.count("error"),
+        }
+    )
