@@ -43,9 +43,8 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "scratch.ts").write_text("export default {}\n")
-    (folder / "beeuni.yaml").write_text(
-        f"tools:\n  web_search: beeuni:web_search\n  {SIXTH_TOOL}: beeuni:{SIXTH_TOOL}\n  tmp_scratch: tools/scratch.ts\n"
-    )
+    manifest = ["tools:", "  web_search: beeuni:web_search", f"  {SIXTH_TOOL}: beeuni:{SIXTH_TOOL}"]
+    (folder / "beeuni.yaml").write_text("\n".join([*manifest, "  tmp_scratch: tools/scratch.ts", ""]))
     return folder
 
 
