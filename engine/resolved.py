@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from .project import ProjectRun
 
-VERSION = 1
+VERSION: Literal[1] = 1
 
 
 class _Model(BaseModel):
