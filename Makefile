@@ -9,6 +9,7 @@
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 DEPS := $(VENV)/.deps-installed
+BUN := $(CURDIR)/node_modules/.bin/bun
 
 .PHONY: setup example test golden bench lint
 
@@ -19,7 +20,11 @@ $(DEPS): pyproject.toml
 
 # beeuni itself is installed as a wheel, not in editable mode: the tests and benchmarks run the
 # package a user gets (package data included), and no import hook slows every start.
-setup: $(DEPS)
+$(BUN): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(BUN)
+
+setup: $(DEPS) $(BUN)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
 	rm -rf build
 

@@ -70,6 +70,19 @@ def tools_ls(
     _exit(commands.guarded(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent)))
 
 
+@tools_app.command("eject")
+def tools_eject(
+    name: Annotated[str, typer.Argument(help="The Beeuni tool to copy into the project.")],
+    path: PathArgument = ".",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the copy, or replace another module.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """Make the project's own copy of a Beeuni tool and point the manifest at it."""
+    from .eject import eject
+
+    _exit(commands.guarded(lambda: eject(name, path, rules, force)))
+
+
 @app.command()
 def resolve(
     path: PathArgument = ".",

@@ -84,6 +84,28 @@ class Repository:
         except OSError:
             return False
 
+    def write_atomically(self, relative: str, data: bytes) -> None:
+        """Write a repository file whole or not at all: a temporary file beside it, renamed over
+        it (keeping an existing file's permissions)."""
+        import tempfile
+
+        target = self.absolute(relative)
+        folder = os.path.dirname(target)
+        os.makedirs(folder, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".beeuni-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o644
+            os.chmod(temporary, mode)
+            os.replace(temporary, target)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+
     def list_dir(self, path: str) -> list[str]:
         """The sorted names in a repository folder; none when it is missing or outside."""
         relative = self.relative(path)

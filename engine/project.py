@@ -34,6 +34,7 @@ REQUIRED_NAMES = (
     "HARNESSES",
     "DEFAULT_HARNESS",
     "agent_names",
+    "BEEUNI_TOOLS",
 )
 #: functions the rules must define, with their number of parameters
 REQUIRED_FUNCTIONS = {
@@ -42,6 +43,9 @@ REQUIRED_FUNCTIONS = {
     "delegation_problem": 2,
     "agent_secrets": 1,
     "resolved_harness": 1,
+    "eject_plan": 1,
+    "eject_refusal": 3,
+    "eject_summary": 3,
 }
 
 

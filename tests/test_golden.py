@@ -41,7 +41,8 @@ def case_commands(case: Path) -> list[str]:
     return commands
 
 
-CASES = sorted(path for path in GOLDEN.iterdir() if (path / "project").is_dir())
+# eject-* cases change their project: test_eject.py runs them on a copy
+CASES = sorted(path for path in GOLDEN.iterdir() if (path / "project").is_dir() and not path.name.startswith("eject-"))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

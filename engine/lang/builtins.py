@@ -150,6 +150,12 @@ def b_position(value: Any) -> Any:
     return f"{loc[0]}:{loc[1]}:{loc[2]}" if loc is not None else None
 
 
+def b_file_of(value: Any) -> Any:
+    """The repo-relative file a manifest value was read from; null for a computed value."""
+    loc = getattr(value, "loc", None)
+    return loc[0] if loc is not None else None
+
+
 def b_sorted(items: Any) -> list[Any]:
     return sorted(as_items(items), key=lambda item: (type_name(item), text(item)))
 
@@ -251,6 +257,7 @@ BUILTINS: dict[str, Builtin] = {
     "stem": (1, 1, b_stem, False),
     "closest": (2, 2, b_closest, False),
     "position": (1, 1, b_position, False),
+    "file_of": (1, 1, b_file_of, False),
     "sorted": (1, 1, b_sorted, False),
     "unique": (1, 1, b_unique, False),
     "flatten": (1, 1, b_flatten, False),

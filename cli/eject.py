@@ -1,0 +1,105 @@
+"""``beeuni tools eject NAME``: make the project's own copy of a Beeuni tool (S-C3).
+
+The rules say where the copy goes, which value means "the Beeuni tool" and every text the
+command prints (``eject_plan``, ``eject_refusal``, ``eject_summary`` in tools.rules). This module
+checks the preconditions, then writes the module and edits the manifest — each atomically, and
+the module is taken back if the manifest cannot be written. A refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ..engine.edit import EditRefused, add_section, set_entry
+from ..engine.lang.values import text
+from ..engine.project import open_project
+from .commands import EXIT_FAILURE, EXIT_OK
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..engine.project import ProjectRun
+
+SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "daemon", "beeuni_tools")
+
+
+class Refusal(Exception):
+    pass
+
+
+def eject(name: str, path: str, rules: str | None, force: bool) -> int:
+    run = open_project(path, rules)
+    try:
+        module_path, manifest_file = _eject(run, name, force)
+    except Refusal as refusal:
+        sys.stderr.write(f"beeuni: {refusal}\n")
+        return EXIT_FAILURE
+    for line in run.call("eject_summary", name, module_path, manifest_file):
+        sys.stdout.write(text(line) + "\n")
+    return EXIT_OK
+
+
+def _eject(run: ProjectRun, name: str, force: bool) -> tuple[str, str]:
+    def refuse(reason: str, detail: str = "") -> Refusal:
+        return Refusal(text(run.call("eject_refusal", reason, name, detail)))
+
+    if name not in run.output("BEEUNI_TOOLS"):
+        raise refuse("not-beeuni")
+    if run.merged.problems:
+        raise refuse("broken", run.manifest)
+    plan: dict[str, Any] = run.call("eject_plan", name)
+    module_path = str(plan["path"])
+    repo = run.repo
+    if repo.exists(module_path) and not force:
+        raise refuse("exists", module_path)
+    declaration = plan["declaration"]
+    current = declaration["value"] if declaration is not None else None
+    if isinstance(current, str) and current not in (plan["beeuni_value"], module_path) and not force:
+        raise refuse("points-elsewhere", current)
+
+    with open(os.path.join(SHIPPED, str(plan["shipped"])), "rb") as handle:
+        source = handle.read()
+    manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path)
+
+    previous = _read(repo.absolute(module_path))
+    repo.write_atomically(module_path, source)
+    try:
+        repo.write_atomically(manifest_file, new_manifest.encode("utf-8"))
+    except BaseException:
+        if previous is None:
+            os.unlink(repo.absolute(module_path))
+        else:
+            repo.write_atomically(module_path, previous)
+        raise
+    return module_path, manifest_file
+
+
+def _edited_manifest(run: ProjectRun, plan: dict[str, Any], name: str, module_path: str) -> tuple[str, str]:
+    section, comment = str(plan["section"]), str(plan["comment"])
+    declaration = plan["declaration"]
+    if declaration is not None:
+        manifest_file = str(declaration["file"])
+    elif plan["tools_file"] is not None:
+        manifest_file = str(plan["tools_file"])
+    else:
+        manifest_file = run.manifest
+    with open(run.repo.absolute(manifest_file), encoding="utf-8") as handle:
+        original = handle.read()
+    try:
+        if declaration is None and plan["tools_file"] is None:
+            entries = [(str(entry["name"]), str(entry["value"])) for entry in plan["new_section"]]
+            return manifest_file, add_section(original, section, entries, {name: comment})
+        return manifest_file, set_entry(original, section, name, module_path, comment)
+    except EditRefused as err:
+        detail = text(run.call("eject_refusal", "edit", name, manifest_file))
+        raise Refusal(f"{detail} ({err})") from None
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None

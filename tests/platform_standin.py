@@ -1,0 +1,87 @@
+"""A stand-in for the platform API (docs/platform-api.md): a real HTTP server on 127.0.0.1 that
+checks the bearer token and serves fixed answers, recording every request it gets."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TOKEN = "test-token"
+
+
+def _web(body: dict[str, Any]) -> dict[str, Any]:
+    query = body["query"]
+    results = [
+        {"title": f"{query} — result {i}", "url": f"https://example.com/{i}?q={query}", "snippet": f"About {query}."}
+        for i in range(1, 4)
+    ]
+    return {"results": results[: body.get("max_results", 5)]}
+
+
+def _images(body: dict[str, Any]) -> dict[str, Any]:
+    query = body["query"]
+    return {
+        "results": [
+            {
+                "title": f"{query} picture",
+                "url": "https://images.example.com/1.jpg",
+                "thumbnail_url": "https://images.example.com/1-thumb.jpg",
+                "source": "https://example.com/gallery",
+            }
+        ]
+    }
+
+
+def _scrape(body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "url": body["url"],
+        "title": "Example Domain",
+        "content": "# Example Domain\n\nThis domain is for use in examples.",
+        "links": ["https://www.iana.org/domains/example"],
+    }
+
+
+ROUTES = {"/v1/search/web": _web, "/v1/search/images": _images, "/v1/scrape": _scrape}
+
+
+class PlatformStandIn:
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                standin.requests.append((self.path, body))
+                if self.headers.get("authorization") != f"Bearer {TOKEN}":
+                    self._answer(401, {"error": "missing or wrong bearer token"})
+                elif self.path not in ROUTES:
+                    self._answer(404, {"error": f"no route {self.path}"})
+                else:
+                    self._answer(200, ROUTES[self.path](body))
+
+            def _answer(self, status: int, document: dict[str, Any]) -> None:
+                data = json.dumps(document).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> PlatformStandIn:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

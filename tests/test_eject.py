@@ -1,0 +1,77 @@
+"""`beeuni tools eject` golden cases (S-C3): before and after trees, byte for byte.
+
+    tests/golden/eject-<case>/
+        project/     the repository before
+        commands     the commands to run, in order, on a copy of project/
+        after/       the repository after, except the ejected module itself (it must be the
+                     shipped module's bytes, checked apart); no after/ means "unchanged"
+        <command>.out   each command's transcript
+
+`make golden` rewrites after/ and the .out files.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_beeuni
+from test_golden import UPDATE, output_name
+
+GOLDEN = ROOT / "tests" / "golden"
+SHIPPED = ROOT / "daemon" / "beeuni_tools"
+CASES = sorted(path for path in GOLDEN.glob("eject-*") if (path / "project").is_dir())
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[str(path.relative_to(folder))] = path.read_bytes()
+    return found
+
+
+def without_ejected(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The tree without the modules that are byte-for-byte copies of the shipped ones."""
+    shipped = {path.read_bytes() for path in SHIPPED.glob("*.ts")}
+    return {name: data for name, data in files.items() if data not in shipped}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_eject(case: Path, tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    shutil.copytree(case / "project", work, symlinks=True)
+    transcripts = []
+    for command in (case / "commands").read_text().splitlines():
+        result = run_beeuni(command.split(), cwd=tmp_path)
+        expected_file = case / output_name(command)
+        transcripts.append((expected_file, result.transcript()))
+    after = without_ejected(tree(work))
+    if UPDATE:
+        for expected_file, transcript in transcripts:
+            expected_file.write_text(transcript)
+        shutil.rmtree(case / "after", ignore_errors=True)
+        if after != tree(case / "project"):
+            for name, data in after.items():
+                (case / "after" / name).parent.mkdir(parents=True, exist_ok=True)
+                (case / "after" / name).write_bytes(data)
+        return
+    for expected_file, transcript in transcripts:
+        assert expected_file.read_text() == transcript, expected_file.name
+    expected = tree(case / "after") if (case / "after").is_dir() else tree(case / "project")
+    assert after == expected
+    for name, data in tree(work).items():
+        if data in {path.read_bytes() for path in SHIPPED.glob("*.ts")}:
+            assert filecmp.cmp(work / name, SHIPPED / os.path.basename(name), shallow=False)
+
+
+def test_refusal_changes_nothing_even_in_timestamps(tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    shutil.copytree(GOLDEN / "eject-refuse-points-elsewhere" / "project", work)
+    before = {path: path.stat().st_mtime_ns for path in work.rglob("*")}
+    result = run_beeuni(["tools", "eject", "web_search", "project"], cwd=tmp_path)
+    assert result.code == 2
+    assert {path: path.stat().st_mtime_ns for path in work.rglob("*")} == before
