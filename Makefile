@@ -21,7 +21,7 @@ $(DEPS): pyproject.toml
 # beeuni itself is installed as a wheel, not in editable mode: the tests and benchmarks run the
 # package a user gets (package data included), and no import hook slows every start.
 $(BUN): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm install --no-audit --no-fund --loglevel=error  # `npm ci` refuses a lock whose other-platform optional packages the registry lacks
 	touch $(BUN)
 
 setup: $(DEPS) $(BUN)

@@ -84,6 +84,46 @@ def tools_eject(
 
 
 @app.command()
+def daemon(
+    path: PathArgument = ".",
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free port).")] = 0,
+    harness: Annotated[str, typer.Option("--harness", help="standard or experimental.")] = "standard",
+    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The session's agent.")] = "beeuni",
+    opencode_dir: Annotated[
+        str | None, typer.Option("--opencode-dir", help="opencode's config folder (default: <repo>/.opencode).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds a tool call may run.")] = 300.0,
+    rules: RulesOption = None,
+) -> None:
+    """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
+    from ..daemon.server import serve
+
+    _exit(commands.guarded(lambda: serve(path, rules, harness, agent, port, opencode_dir, timeout)))
+
+
+secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)
+app.add_typer(secrets_app, name="secrets")
+
+
+@secrets_app.command("set")
+def secrets_set(
+    assignment: Annotated[
+        str, typer.Argument(metavar="NAME=-", help="The secret's name; the value is read from stdin.")
+    ],
+    path: PathArgument = ".",
+    rules: RulesOption = None,
+) -> None:
+    """Store a secret for the project; the value is read from standard input."""
+    _exit(commands.guarded(lambda: commands.secrets_set(assignment, path, rules)))
+
+
+@secrets_app.command("ls")
+def secrets_ls(path: PathArgument = ".") -> None:
+    """List the names of the project's secrets (never their values)."""
+    _exit(commands.guarded(lambda: commands.secrets_ls(path)))
+
+
+@app.command()
 def resolve(
     path: PathArgument = ".",
     as_json: Annotated[bool, typer.Option("--json", help="Print the resolved tool set as JSON.")] = False,

@@ -204,3 +204,31 @@ def _rule_summary(rule: dict[str, Any]) -> dict[str, Any]:
         "doc": rule["doc"],
         "defined_at": f"{rule['file']}:{rule['pos'][0]}",
     }
+
+
+def secrets_set(assignment: str, path: str, rules: str | None) -> int:
+    from ..daemon.secrets import SecretStore
+
+    name, equals, source = assignment.partition("=")
+    if not equals or source != "-":
+        hint = "a value on the command line ends up in shell history"
+        raise UsageError(f"write `{name or 'NAME'}=-` and pass the value on standard input: {hint}")
+    run = open_project(path, rules)
+    problem = run.call("secret_name_problem", name)
+    if problem is not None:
+        raise UsageError(text(problem))
+    value = sys.stdin.read()
+    value = value[:-1] if value.endswith("\n") else value
+    SecretStore(run.repo.root).set(name, value)
+    sys.stderr.write(f"beeuni: stored secret {name} for {run.repo.root}\n")
+    return EXIT_OK
+
+
+def secrets_ls(path: str) -> int:
+    from ..daemon.secrets import SecretStore
+    from ..engine.project import locate
+
+    repo, _ = locate(path)
+    for name in SecretStore(repo.root).names():
+        sys.stdout.write(name + "\n")
+    return EXIT_OK

@@ -35,6 +35,9 @@ REQUIRED_NAMES = (
     "DEFAULT_HARNESS",
     "agent_names",
     "BEEUNI_TOOLS",
+    "PLATFORM_ENV",
+    "PROVIDER_KEYS",
+    "DAEMON_MESSAGES",
 )
 #: functions the rules must define, with their number of parameters
 REQUIRED_FUNCTIONS = {
@@ -46,6 +49,7 @@ REQUIRED_FUNCTIONS = {
     "eject_plan": 1,
     "eject_refusal": 3,
     "eject_summary": 3,
+    "secret_name_problem": 1,
 }
 
 

@@ -32,10 +32,12 @@ class Tool(_Model):
 
 
 class SessionTool(Tool):
-    """A Beeuni or project tool the session gets; ``module`` is its repo-relative module path,
-    null for a Beeuni tool served from the platform's own copy."""
+    """A Beeuni or project tool the session gets: ``module`` is its repo-relative module path;
+    ``builtin``, for a Beeuni tool served from the platform's own copy, that copy's file name in
+    the daemon's ``beeuni_tools`` folder. One of the two is null."""
 
     module: str | None
+    builtin: str | None
 
 
 class View(_Model):
@@ -61,6 +63,7 @@ class Harness(_Model):
     harness_tools: list[Tool]
     subagents_limited_by_parent: bool
     views: list[View]
+    default_view: str  # what an agent the manifest does not declare sees
     agents: list[AgentView]
     subagent_views: list[SubagentView]
 
@@ -82,6 +85,8 @@ class ResolvedToolSet(_Model):
     removed: list[str]
     harnesses: list[Harness]
     secrets: dict[str, Literal["all"] | list[str]]
+    platform_env: list[str]
+    messages: dict[str, str]
     diagnostics: list[Diagnostic]
     errors: int
 
@@ -98,6 +103,8 @@ def resolve(run: ProjectRun) -> ResolvedToolSet:
             "removed": run.output("removed_beeuni_tools"),
             "harnesses": [run.call("resolved_harness", h) for h in run.output("HARNESSES")],
             "secrets": {str(name): run.call("agent_secrets", name) for name in run.output("agent_names")},
+            "platform_env": run.output("PLATFORM_ENV") + run.output("PROVIDER_KEYS"),
+            "messages": run.output("DAEMON_MESSAGES"),
             "diagnostics": [d.as_dict() for d in diagnostics],
             "errors": run.count("error"),
         }

@@ -1,0 +1,28 @@
+"""Tool output that is too large for the model: stored whole in a file, its beginning answered."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+MAX_BYTES = 50 * 1024
+MAX_LINES = 2000
+
+
+def limit_output(output: str, tool: str, note: str) -> dict[str, Any]:
+    """The answer for ``output``. Over 50 KB or 2,000 lines, the whole output goes to a private
+    file in the temporary folder, and the answer holds its beginning (within both limits), its
+    size, its number of lines and the file's path; ``note`` (a template with ``{size}``,
+    ``{lines}`` and ``{path}``) is appended to the beginning for the model to read."""
+    data = output.encode("utf-8")
+    lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
+    if len(data) <= MAX_BYTES and lines <= MAX_LINES:
+        return {"output": output, "truncated": False}
+    handle, path = tempfile.mkstemp(prefix=f"beeuni-output-{tool}-", suffix=".txt")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    head = "\n".join(output.split("\n", MAX_LINES)[:MAX_LINES])
+    head = head.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
+    text = head + "\n\n" + note.format(size=len(data), lines=lines, path=path)
+    return {"output": text, "truncated": True, "size": len(data), "lines": lines, "path": path}

@@ -1,0 +1,209 @@
+"""A session as the daemon serves it: the resolved tool set, the module host, and reloads.
+
+Everything about *which* tool an agent sees comes from the engine's resolved tool set; this
+module only looks things up in it. It watches the files the tool set was made from (the
+manifest, its imports, the tool modules, the rules) and, when one changes, resolves again
+between calls — never during one: a reload waits for the running calls to finish, and new calls
+wait for the reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
+from ..engine.resolved import ResolvedToolSet, resolve
+from .host import CallOutcome, HostDied, ModuleHost
+from .secrets import SecretStore
+
+if TYPE_CHECKING:
+    from typing import Any
+
+log = logging.getLogger("beeuni.daemon")
+BUILTIN_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "beeuni_tools")
+
+
+class CallRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Loaded:
+    """One generation of the session: a resolved tool set and the host that runs its modules."""
+
+    resolved: ResolvedToolSet
+    host: ModuleHost
+    watched: dict[str, tuple[int, int]]
+
+
+class Session:
+    def __init__(self, path: str, rules: str | None, harness: str, agent: str, bun: str, timeout: float) -> None:
+        self.repo, self.manifest = locate(path)
+        self.rules = rules
+        self.harness = harness
+        self.agent = agent
+        self.bun = bun
+        self.timeout = timeout
+        self.secrets = SecretStore(self.repo.root)
+        self.current: Loaded | None = None
+        self._in_flight = 0
+        self._reloading = False
+        self._gate = asyncio.Condition()
+
+    # the tool set ------------------------------------------------------------------------
+
+    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]]]:
+        run = ProjectRun(self.repo, self.manifest, load_rules(self.rules))
+        resolved = resolve(run)
+        files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
+        files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
+        folder = self.rules if self.rules is not None else shipped_rules()
+        files += [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".rules")]
+        return resolved, {path: _stamp(path) for path in files}
+
+    def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
+        modules = {}
+        for tool in resolved.tools:
+            if tool.module is not None:
+                modules[tool.name] = self.repo.absolute(tool.module)
+            elif tool.builtin is not None:
+                modules[tool.name] = os.path.join(BUILTIN_MODULES, tool.builtin)
+        return modules
+
+    async def start(self) -> None:
+        resolved, watched = self._resolve()
+        if resolved.errors:
+            self._log_errors(resolved)
+        self.current = await self._load(resolved, watched)
+
+    async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]]) -> Loaded:
+        if self.harness not in [h.name for h in resolved.harnesses]:
+            raise CallRefused(400, f"unknown harness {self.harness}")
+        host = ModuleHost(self.bun, self._modules(resolved))
+        report = await host.start()
+        if report.failed:
+            lines = [resolved.messages["did_not_load"]]
+            lines += [f"  {name}: {reason}" for name, reason in sorted(report.failed.items())]
+            sys.stderr.write("\n".join(lines) + "\n")
+        return Loaded(resolved, host, watched)
+
+    def _log_errors(self, resolved: ResolvedToolSet) -> None:
+        for d in resolved.diagnostics:
+            if d.severity == "error":
+                sys.stderr.write(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
+
+    async def stop(self) -> None:
+        if self.current is not None:
+            await self.current.host.stop()
+
+    # reloads (S-D7) ------------------------------------------------------------------------
+
+    def _changed(self) -> bool:
+        assert self.current is not None
+        return any(_stamp(path) != stamp for path, stamp in self.current.watched.items())
+
+    async def _reload_if_changed(self) -> None:
+        if self.current is None or not self._changed():
+            return
+        async with self._gate:
+            if not self._changed():
+                return
+            self._reloading = True
+            try:
+                await self._gate.wait_for(lambda: self._in_flight == 0)
+                resolved, watched = self._resolve()
+                old = self.current
+                if resolved.errors:
+                    sys.stderr.write(old.resolved.messages["kept_last_good"].format(detail=self.manifest) + "\n")
+                    self._log_errors(resolved)
+                    old.watched = watched  # say it once, not at every call
+                    return
+                self.current = await self._load(resolved, watched)
+                await old.host.stop()
+            finally:
+                self._reloading = False
+                self._gate.notify_all()
+
+    async def _enter(self) -> Loaded:
+        await self._reload_if_changed()
+        async with self._gate:
+            await self._gate.wait_for(lambda: not self._reloading)
+            self._in_flight += 1
+        assert self.current is not None
+        return self.current
+
+    async def _leave(self) -> None:
+        async with self._gate:
+            self._in_flight -= 1
+            self._gate.notify_all()
+
+    # lookups -------------------------------------------------------------------------------
+
+    def visible(self, loaded: Loaded, agent: str | None, parent: str | None) -> list[str]:
+        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order."""
+        resolved = loaded.resolved
+        messages = resolved.messages
+        harness = next(h for h in resolved.harnesses if h.name == self.harness)
+        agents = {a.name: a for a in harness.agents}
+        name = agent or self.agent
+        view = agents[name].view if name in agents else harness.default_view
+        if parent is not None:
+            if parent not in agents:
+                raise CallRefused(403, messages["unknown_agent"].format(agent=parent, tool="", detail=""))
+            if not agents[parent].can_delegate:
+                raise CallRefused(403, messages["not_delegating"].format(agent=parent, tool="", detail=""))
+            pairs = {(p.parent_view, p.child_view): p.view for p in harness.subagent_views}
+            view = pairs.get((agents[parent].view, view), view)
+        names = next(v.tools for v in harness.views if v.id == view)
+        served = loaded.host.report.loaded
+        return [tool for tool in names if tool in served]
+
+    def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
+        assert self.current is not None
+        loaded = self.current
+        served = loaded.host.report.loaded
+        names = list(served) if everything else self.visible(loaded, agent, parent)
+        return [{"name": name, **served[name]} for name in names]
+
+    def env_for(self, resolved: ResolvedToolSet, agent: str) -> dict[str, str]:
+        """S-A7: the platform's variables and provider keys from the daemon's environment, and the
+        agent's granted secrets — nothing else."""
+        env = {name: os.environ[name] for name in resolved.platform_env if name in os.environ}
+        env.update(self.secrets.granted(resolved.secrets.get(agent, [])))
+        return env
+
+    # calls (S-D4) --------------------------------------------------------------------------
+
+    async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
+        loaded = await self._enter()
+        try:
+            messages = loaded.resolved.messages
+            name = agent or self.agent
+            if tool not in loaded.host.report.loaded:
+                raise CallRefused(404, messages["not_loaded"].format(tool=tool, agent=name, detail=""))
+            if tool not in self.visible(loaded, name, parent):
+                raise CallRefused(403, messages["not_visible"].format(tool=tool, agent=name, detail=""))
+            env = self.env_for(loaded.resolved, name)
+            try:
+                return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+            except HostDied as died:
+                text = messages["host_died"].format(tool=tool, agent=name, detail=str(died))
+                return CallOutcome(False, error=text, reason="host_died")
+        finally:
+            await self._leave()
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)

@@ -1,0 +1,282 @@
+"""The daemon, for real: `beeuni daemon` on an ephemeral 127.0.0.1 port, Bun as the module host
+(SPEC §7, S-A7, S-C4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import run_beeuni
+from daemon_helpers import Daemon, running_daemon, wait_until
+from platform_standin import TOKEN, PlatformStandIn
+
+MODULES = {
+    "echo": """export default {
+  description: 'Echo the arguments and what the tool sees of its context.',
+  parameters: { type: 'object', properties: { text: { type: 'string' } } },
+  async execute(args, context) {
+    return { args, env: context.env, cwd: context.cwd, aborted: context.signal.aborted }
+  },
+}""",
+    "fail": """export default {
+  description: 'Always fails.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { throw new Error('orders API answered 503: try again in a minute') },
+}""",
+    "big": """export default {
+  description: 'A long output.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { return Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\\n') },
+}""",
+    "slow": """import { writeFileSync } from 'node:fs'
+export default {
+  description: 'Waits until aborted, then leaves a mark.',
+  parameters: { type: 'object', properties: { mark: { type: 'string' } } },
+  execute(args, context) {
+    writeFileSync(`${args.mark}.started`, '')
+    return new Promise((resolve, reject) => {
+      context.signal.addEventListener('abort', () => {
+        writeFileSync(args.mark, String(context.signal.reason))
+        reject(new Error('aborted'))
+      })
+    })
+  },
+}""",
+    "chatty": """export default {
+  description: 'Prints to stdout, which must not disturb the daemon.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { console.log('{"op": "result", "id": 1}'); process.stdout.write('noise\\n'); return 'quiet' },
+}""",
+    "no_default": "export const tool = { description: 'x', parameters: { type: 'object' }, execute() {} }",
+    "bad_params": "export default { description: 'x', parameters: { type: 'string' }, execute() {} }",
+    "throws_on_import": "throw new Error('config file tools/settings.json is missing')\nexport default {}",
+    "needs_zod": """import { z } from 'zod'
+export default { description: 'x', parameters: z.toJSONSchema(z.object({ id: z.string() })), execute() {} }""",
+}
+
+MANIFEST = """tools:
+  web_search: beeuni:web_search
+  memory: beeuni:memory
+  show: beeuni:show
+{project_tools}
+  gone: tools/gone.ts
+agents:
+  beeuni:
+    tools: all
+    secrets: all
+  alice:
+    tools: [echo, slow]
+    secrets: [ALICE_KEY]
+  bob:
+    tools: [echo]
+    secrets: [BOB_KEY]
+  lead:
+    tools: [task, echo]
+"""
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("session") / "project"
+    (folder / "tools").mkdir(parents=True)
+    for name, source in MODULES.items():
+        (folder / "tools" / f"{name}.ts").write_text(source + "\n")
+    project_tools = "\n".join(f"  {name}: tools/{name}.ts" for name in MODULES)
+    (folder / "beeuni.yaml").write_text(MANIFEST.format(project_tools=project_tools))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def platform() -> Iterator[PlatformStandIn]:
+    with PlatformStandIn() as standin:
+        yield standin
+
+
+@pytest.fixture(scope="module")
+def daemon(project: Path, platform: PlatformStandIn, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    tmp = tmp_path_factory.mktemp("daemon")
+    env = {
+        "BEEUNI_STATE_DIR": str(tmp / "state"),
+        "BEEUNI_API_URL": platform.url,
+        "BEEUNI_TOKEN": TOKEN,
+        "ANTHROPIC_API_KEY": "provider-key",
+        "DATABASE_PASSWORD": "never-seen-by-tools",
+    }
+    for name, value in (("ALICE_KEY", "alice-secret"), ("BOB_KEY", "bob-secret")):
+        stored = run_beeuni(["secrets", "set", f"{name}=-", str(project)], cwd=project, stdin=value + "\n", env=env)
+        assert stored.code == 0, stored.stderr
+        assert value not in stored.stdout + stored.stderr
+    with running_daemon(project, tmp, "--harness", "experimental", "--timeout", "20", env=env) as running:
+        yield running
+
+
+def test_round_trip_experimental(daemon: Daemon, project: Path) -> None:
+    answer = daemon.call("echo", {"text": "hi"}, agent="alice")
+    assert answer.status_code == 200
+    body = json.loads(answer.json()["output"])
+    assert body["args"] == {"text": "hi"}
+    assert body["cwd"] == str(project.resolve())
+    assert answer.json()["truncated"] is False
+
+
+def test_modules_that_do_not_load_are_logged_and_the_others_served(daemon: Daemon) -> None:
+    log = daemon.log()
+    assert "[tools] project tools that did not load" in log
+    reasons = {
+        line.split(":", 1)[0].strip(): line.split(":", 1)[1].strip()
+        for line in log.splitlines()
+        if line.startswith("  ")
+    }
+    assert reasons["gone"].endswith("tools/gone.ts does not exist")
+    assert reasons["no_default"] == "the module has no default export"
+    assert reasons["bad_params"].startswith("`parameters` is not a JSON Schema object schema")
+    assert reasons["throws_on_import"] == "config file tools/settings.json is missing"
+    assert "Cannot find package 'zod'" in reasons["needs_zod"]
+    served = daemon.tools(agent="beeuni")
+    assert {"echo", "fail", "web_search", "memory"} <= set(served)
+    assert not {"gone", "no_default", "bad_params", "throws_on_import", "needs_zod"} & set(served)
+
+
+def test_not_loaded_is_404_with_the_spec_text(daemon: Daemon) -> None:
+    for name in ("image_search", "no_default", "nothing"):
+        answer = daemon.call(name)
+        assert answer.status_code == 404
+        assert answer.json() == {"error": f"no tool named {name} is loaded"}
+
+
+def test_a_tool_the_agent_does_not_see_is_403(daemon: Daemon) -> None:
+    answer = daemon.call("fail", agent="bob")
+    assert answer.status_code == 403
+    assert answer.json() == {"error": "agent bob does not see the tool fail"}
+    assert daemon.tools(agent="bob") == ["echo"]
+
+
+def test_a_thrown_error_is_what_the_model_reads(daemon: Daemon) -> None:
+    answer = daemon.call("fail")
+    assert answer.status_code == 422
+    assert answer.json() == {"error": "orders API answered 503: try again in a minute"}
+
+
+def test_a_token_is_required(daemon: Daemon) -> None:
+    answer = httpx.post(f"{daemon.url}/beeuni/tools/echo", json={}, timeout=30)
+    assert answer.status_code == 401
+    assert "a bearer token is required" in answer.json()["error"]
+
+
+def test_large_output_is_spilled_to_a_file(daemon: Daemon) -> None:
+    body = daemon.call("big").json()
+    assert body["truncated"] is True
+    assert body["lines"] == 3000
+    whole = Path(body["path"]).read_text()
+    assert whole.splitlines()[-1] == "line 3000"
+    assert body["size"] == len(whole.encode())
+    assert body["output"].splitlines()[1999] == "line 2000"
+    assert body["output"].endswith(f"is in {body['path']}]")
+    assert oct(Path(body["path"]).stat().st_mode & 0o777) == "0o600"
+
+
+def test_module_output_on_stdout_does_not_disturb_the_host(daemon: Daemon) -> None:
+    assert daemon.call("chatty").json()["output"] == "quiet"
+
+
+def test_each_agent_sees_only_its_own_secrets(daemon: Daemon) -> None:
+    alice = json.loads(daemon.call("echo", agent="alice").json()["output"])["env"]
+    bob = json.loads(daemon.call("echo", agent="bob").json()["output"])["env"]
+    assert alice == {
+        "ALICE_KEY": "alice-secret",
+        "BEEUNI_API_URL": alice["BEEUNI_API_URL"],
+        "BEEUNI_TOKEN": TOKEN,
+        "ANTHROPIC_API_KEY": "provider-key",
+    }
+    assert bob["BOB_KEY"] == "bob-secret" and "ALICE_KEY" not in bob
+    everything = json.loads(daemon.call("echo", agent="beeuni").json()["output"])["env"]
+    assert {"ALICE_KEY", "BOB_KEY"} <= set(everything)
+    assert "DATABASE_PASSWORD" not in everything and "PATH" not in everything
+
+
+def test_secrets_ls_lists_names_only(daemon: Daemon, project: Path) -> None:
+    listed = run_beeuni(["secrets", "ls", str(project)], cwd=project, env={"BEEUNI_STATE_DIR": str(daemon.state)})
+    assert listed.stdout == "ALICE_KEY\nBOB_KEY\n"
+    stored = next(daemon.state.glob("projects/*/secrets.json"))
+    assert oct(stored.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_value_on_the_command_line_is_refused(project: Path, tmp_path: Path) -> None:
+    refused = run_beeuni(
+        ["secrets", "set", "KEY=hunter2", str(project)], cwd=project, env={"BEEUNI_STATE_DIR": str(tmp_path)}
+    )
+    assert refused.code == 2 and "hunter2" not in refused.stderr
+    assert "pass the value on standard input" in refused.stderr
+
+
+def test_a_client_that_goes_away_aborts_the_call(daemon: Daemon, tmp_path: Path) -> None:
+    mark = tmp_path / "aborted"
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            f"{daemon.url}/beeuni/tools/slow", json={"mark": str(mark)}, headers=daemon.headers("alice"), timeout=1.0
+        )
+    wait_until(mark.exists, "the module to see the abort")
+    assert mark.read_text() == "cancelled"
+
+
+def test_fifty_concurrent_calls(daemon: Daemon) -> None:
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        answers = list(pool.map(lambda i: daemon.call("echo", {"text": str(i)}, agent="bob"), range(50)))
+    texts = sorted(int(json.loads(answer.json()["output"])["args"]["text"]) for answer in answers)
+    assert texts == list(range(50))
+
+
+def test_the_five_beeuni_tools_against_the_platform_standin(daemon: Daemon, platform: PlatformStandIn) -> None:
+    search = json.loads(daemon.call("web_search", {"query": "bees ||| honey"}).json()["output"])
+    assert [entry["query"] for entry in search["results"]] == ["bees", "honey"]
+    created = daemon.call("memory", {"command": "create", "path": "memory/plan.md", "file_text": "plan"}).json()
+    assert created == {"output": "created memory/plan.md", "truncated": False}
+    shown = json.loads(daemon.call("show", {"type": "file", "path": "memory/plan.md"}).json()["output"])
+    assert shown == {"type": "file", "title": None, "path": "memory/plan.md"}
+    assert ("/v1/search/web", {"query": "bees", "max_results": 5}) in platform.requests
+
+
+def test_a_killed_module_host_is_restarted(daemon: Daemon, tmp_path: Path) -> None:
+    mark = tmp_path / "never"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(daemon.call, "slow", {"mark": str(mark)}, "alice")
+        wait_until(Path(f"{mark}.started").exists, "the call to run in the host")
+        os.kill(daemon.host_pid(), signal.SIGKILL)
+        answer = running.result()
+    assert answer.status_code == 502
+    assert answer.json()["error"].startswith("the module host stopped during the call to slow")
+    assert daemon.call("echo", agent="bob").status_code == 200
+
+
+def test_reload_between_calls_and_keep_the_last_good_set(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "reloading"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
+    manifest = folder / "beeuni.yaml"
+    manifest.write_text("tools:\n  memory: beeuni:memory\n")
+    with running_daemon(folder, tmp_path, "--harness", "experimental") as daemon:
+        assert daemon.call("echo").status_code == 404
+        manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
+        assert daemon.call("echo").status_code == 200
+        manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n  Broken-Name: x.py\n")
+        assert daemon.call("echo").status_code == 200
+        assert "[tools] beeuni.yaml no longer validates; keeping the last good tool set" in daemon.log()
+        (folder / "tools" / "echo.ts").write_text(MODULES["echo"].replace("return {", "return { changed: true,"))
+        manifest.write_text("tools:\n  echo: tools/echo.ts\n")
+        answer = daemon.call("echo")
+        assert json.loads(answer.json()["output"])["changed"] is True
+        assert daemon.call("memory").status_code == 404
+
+
+def test_subagent_on_the_experimental_harness_is_limited_by_its_parent(daemon: Daemon) -> None:
+    assert daemon.call("echo", agent="alice", parent="lead").status_code == 200
+    limited = daemon.call("slow", {"mark": "/tmp/unused"}, agent="alice", parent="lead")
+    assert limited.status_code == 403
+    refused = daemon.call("echo", agent="alice", parent="bob")
+    assert refused.json() == {"error": "agent bob cannot start subagents"}

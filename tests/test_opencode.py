@@ -1,0 +1,71 @@
+"""The standard harness for real (S-D6): opencode from the npm registry loads the plugin the daemon
+writes and calls a project tool through it and the daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from daemon_helpers import running_daemon
+
+OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
+
+ECHO = """export default {
+  description: 'Echo the text, with the agent the daemon saw.',
+  parameters: {
+    type: 'object',
+    properties: { text: { type: 'string', description: 'What to echo' } },
+    required: ['text'],
+  },
+  async execute(args, context) { return `echo: ${args.text} (${Object.keys(context.env).sort().join(',')})` },
+}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(ECHO)
+    (folder / "beeuni.yaml").write_text(
+        "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n"
+        "agents:\n  build:\n    tools: all\n    secrets: [BUILD_KEY]\n  plan:\n    tools: [read]\n"
+    )
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def opencode(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".data"),
+    }
+    env.update(XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".state"))
+    return subprocess.run(
+        [str(OPENCODE), "debug", "agent", *args], cwd=project, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project: Path, tmp_path: Path) -> None:
+    with running_daemon(project, tmp_path, "--harness", "standard") as daemon:
+        plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
+        assert plugin.exists()
+        listed = opencode(project, tmp_path / "home", "build")
+        assert listed.returncode == 0, listed.stderr
+        tools = json.loads(listed.stdout)["tools"]
+        assert tools.get("echo") and tools.get("memory")
+
+        called = opencode(project, tmp_path / "home", "build", "--tool", "echo", "--params", '{"text": "hello"}')
+        assert called.returncode == 0, called.stderr
+        result = json.loads(called.stdout[called.stdout.index("{") :])
+        assert result["result"]["output"] == "echo: hello ()"
+
+        refused = opencode(project, tmp_path / "home", "plan", "--tool", "echo", "--params", '{"text": "hello"}')
+        assert "agent plan does not see the tool echo" in refused.stdout + refused.stderr
+        assert "echo" in daemon.tools(agent="build")
