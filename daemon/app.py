@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 from .output import limit_output
 from .session import CallRefused, Session
 
+QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
 STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
 
 
@@ -56,7 +57,7 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
             tools = session.offered(request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent"), all)
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
-        return {"harness": session.harness, "tools": tools}
+        return JSONResponse({"harness": session.harness, "tools": tools})
 
     @app.post("/beeuni/tools/{name}")
     async def call_tool(name: str, request: Request) -> Any:
@@ -68,14 +69,16 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
             return refuse(400, "the body must be JSON: the tool's arguments")
         agent, parent = request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent")
         call = asyncio.create_task(session.call(name, args, agent, parent))
-        watcher = asyncio.create_task(_wait_for_disconnect(request))
-        done, _ = await asyncio.wait({call, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        if call not in done:  # the client went away: abort the call (context.signal)
-            call.cancel()
-            with contextlib.suppress(asyncio.CancelledError, CallRefused):
-                await call
-            return refuse(499, "the client went away; the call was aborted")
-        watcher.cancel()
+        done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
+        if not done:  # a longer call: also watch for the client going away
+            watcher = asyncio.create_task(_wait_for_disconnect(request))
+            done, _ = await asyncio.wait({call, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if call not in done:  # the client went away: abort the call (context.signal)
+                call.cancel()
+                with contextlib.suppress(asyncio.CancelledError, CallRefused):
+                    await call
+                return refuse(499, "the client went away; the call was aborted")
+            watcher.cancel()
         try:
             outcome = call.result()
         except CallRefused as refused:
@@ -83,7 +86,7 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
         assert session.current is not None
         messages = session.current.resolved.messages
         if outcome.ok:
-            return limit_output(outcome.output, name, messages["spilled"])
+            return JSONResponse(limit_output(outcome.output, name, messages["spilled"]))
         if outcome.reason == "timed_out":
             text = messages["timed_out"].format(tool=name, agent=agent or session.agent, detail=f"{session.timeout:g}")
             return refuse(504, text)

@@ -49,14 +49,20 @@ def write_private(path: str, data: bytes) -> None:
 class SecretStore:
     def __init__(self, repo_root: str) -> None:
         self.path = os.path.join(project_dir(repo_root), "secrets.json")
+        self._cache: tuple[tuple[int, int], dict[str, str]] | None = None
 
     def _read(self) -> dict[str, str]:
+        """The stored secrets, read again only when the file changed (a `secrets set` while the
+        daemon runs is seen by the next call)."""
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                stored: dict[str, str] = json.load(handle)
-                return stored
+            info = os.stat(self.path)
         except FileNotFoundError:
             return {}
+        stamp = (info.st_mtime_ns, info.st_size)
+        if self._cache is None or self._cache[0] != stamp:
+            with open(self.path, encoding="utf-8") as handle:
+                self._cache = (stamp, json.load(handle))
+        return dict(self._cache[1])
 
     def set(self, name: str, value: str) -> None:
         secrets = self._read()

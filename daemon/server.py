@@ -3,7 +3,6 @@ harness, the opencode plugin), then serve on 127.0.0.1 until stopped."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets
@@ -43,9 +42,12 @@ def serve(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> int:
     session = Session(path, rules, harness, agent, find_bun(), timeout)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
+    listener.listen(2048)  # before the connection file exists: a client that reads it can connect at once
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     token = secrets.token_urlsafe(32)
     connection_file = os.path.join(project_dir(session.repo.root), "daemon.json")
@@ -58,8 +60,11 @@ def serve(
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
-        config = uvicorn.Config(create_app(session, token, connection_file), log_level="warning", lifespan="on")
+        app = create_app(session, token, connection_file)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
 
-    asyncio.run(main())
+    import uvloop  # the daemon's event loop and HTTP parser are the fast ones (uvloop, httptools)
+
+    uvloop.run(main())
     return 0

@@ -13,11 +13,11 @@ import asyncio
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
-from ..engine.resolved import ResolvedToolSet, resolve
+from ..engine.resolved import AgentView, Harness, ResolvedToolSet, resolve
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
@@ -37,11 +37,22 @@ class CallRefused(Exception):
 
 @dataclass
 class Loaded:
-    """One generation of the session: a resolved tool set and the host that runs its modules."""
+    """One generation of the session: a resolved tool set and the host that runs its modules,
+    with the lookups calls need, made once."""
 
     resolved: ResolvedToolSet
     host: ModuleHost
     watched: dict[str, tuple[int, int]]
+    harness: Harness
+    agents: dict[str, AgentView] = field(default_factory=dict)
+    views: dict[str, list[str]] = field(default_factory=dict)
+    subagent_views: dict[tuple[str, str], str] = field(default_factory=dict)
+    visible: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.agents = {agent.name: agent for agent in self.harness.agents}
+        self.views = {view.id: view.tools for view in self.harness.views}
+        self.subagent_views = {(p.parent_view, p.child_view): p.view for p in self.harness.subagent_views}
 
 
 class Session:
@@ -85,15 +96,17 @@ class Session:
         self.current = await self._load(resolved, watched)
 
     async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]]) -> Loaded:
-        if self.harness not in [h.name for h in resolved.harnesses]:
-            raise CallRefused(400, f"unknown harness {self.harness}")
+        harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
+        if harness is None:
+            known = ", ".join(h.name for h in resolved.harnesses)
+            raise RuntimeError(f"unknown harness `{self.harness}`; harnesses: {known}")
         host = ModuleHost(self.bun, self._modules(resolved))
         report = await host.start()
         if report.failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {name}: {reason}" for name, reason in sorted(report.failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
-        return Loaded(resolved, host, watched)
+        return Loaded(resolved, host, watched, harness)
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
@@ -148,23 +161,24 @@ class Session:
     # lookups -------------------------------------------------------------------------------
 
     def visible(self, loaded: Loaded, agent: str | None, parent: str | None) -> list[str]:
-        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order."""
-        resolved = loaded.resolved
-        messages = resolved.messages
-        harness = next(h for h in resolved.harnesses if h.name == self.harness)
-        agents = {a.name: a for a in harness.agents}
+        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order;
+        an agent the manifest does not declare sees the harness's default view."""
         name = agent or self.agent
-        view = agents[name].view if name in agents else harness.default_view
+        found = loaded.visible.get((name, parent))
+        if found is not None:
+            return found
+        messages = loaded.resolved.messages
+        agents = loaded.agents
+        view = agents[name].view if name in agents else loaded.harness.default_view
         if parent is not None:
             if parent not in agents:
                 raise CallRefused(403, messages["unknown_agent"].format(agent=parent, tool="", detail=""))
             if not agents[parent].can_delegate:
                 raise CallRefused(403, messages["not_delegating"].format(agent=parent, tool="", detail=""))
-            pairs = {(p.parent_view, p.child_view): p.view for p in harness.subagent_views}
-            view = pairs.get((agents[parent].view, view), view)
-        names = next(v.tools for v in harness.views if v.id == view)
+            view = loaded.subagent_views.get((agents[parent].view, view), view)
         served = loaded.host.report.loaded
-        return [tool for tool in names if tool in served]
+        found = loaded.visible[(name, parent)] = [tool for tool in loaded.views[view] if tool in served]
+        return found
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
         assert self.current is not None
@@ -189,7 +203,7 @@ class Session:
             name = agent or self.agent
             if tool not in loaded.host.report.loaded:
                 raise CallRefused(404, messages["not_loaded"].format(tool=tool, agent=name, detail=""))
-            if tool not in self.visible(loaded, name, parent):
+            if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
                 raise CallRefused(403, messages["not_visible"].format(tool=tool, agent=name, detail=""))
             env = self.env_for(loaded.resolved, name)
             try:

@@ -1,0 +1,158 @@
+"""The daemon: start-up, per-call overhead, throughput.
+
+    .venv/bin/python benchmarks/bench_daemon.py [--calls 2000]
+
+1. Process start to ready (the connection file written, the first call answered) with the five
+   Beeuni tools and 20 project tools.
+2. Per-call overhead: the same trivial tool called through the daemon (HTTP, one keep-alive
+   client) and directly in one Bun process; p50 and p99 of each, and their difference.
+3. Throughput of the trivial tool with 16 concurrent clients (Bun's fetch, keep-alive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+BUN = ROOT / "node_modules" / ".bin" / "bun"
+TRIVIAL = """export default {
+  description: 'Returns its argument.',
+  parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+  async execute(args) { return String(args.n) },
+}
+"""
+DIRECT = """
+const tool = (await import(process.argv[2])).default
+const runs = Number(process.argv[3])
+const times = []
+for (let i = 0; i < runs; i++) {
+  const start = performance.now()
+  await tool.execute({ n: i }, { env: {}, signal: new AbortController().signal })
+  times.push(performance.now() - start)
+}
+console.log(JSON.stringify(times))
+"""
+
+
+# The load generator is Bun's fetch (keep-alive), so that the client's own cost stays small.
+CLIENT = """
+const [url, token, count] = [process.argv[2], process.argv[3], Number(process.argv[4])]
+const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+const call = async (n) => {
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ n }) })
+  if (!response.ok) throw new Error(`answered ${response.status}`)
+  await response.json()
+}
+for (let i = 0; i < 200; i++) await call(i)
+const latencies = []
+for (let i = 0; i < count; i++) {
+  const start = performance.now()
+  await call(i)
+  latencies.push(performance.now() - start)
+}
+let done = 0
+const began = performance.now()
+await Promise.all(Array.from({ length: 16 }, async () => {
+  for (let i = 0; i < count / 16; i++) { await call(i); done++ }
+}))
+console.log(JSON.stringify({ latencies, throughput: done / ((performance.now() - began) / 1000) }))
+"""
+
+
+def project(folder: Path) -> None:
+    (folder / "tools").mkdir(parents=True)
+    lines = ["tools:"] + [
+        f"  {name}: beeuni:{name}" for name in ("web_search", "image_search", "scrape_webpage", "memory", "show")
+    ]
+    for i in range(20):
+        (folder / "tools" / f"tool_{i:02d}.ts").write_text(TRIVIAL)
+        lines.append(f"  tool_{i:02d}: tools/tool_{i:02d}.ts")
+    (folder / "beeuni.yaml").write_text("\n".join(lines) + "\n")
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--starts", type=int, default=5)
+    options = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
+    try:
+        project(work / "project")
+        starts = []
+        for run in range(options.starts):
+            state = work / f"state-{run}"
+            env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN)}
+            began = time.perf_counter()
+            process = subprocess.Popen(
+                [str(BIN / "beeuni"), "daemon", str(work / "project"), "--harness", "experimental"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            while not list(state.glob("projects/*/daemon.json")):
+                time.sleep(0.002)
+            connection = json.loads(next(state.glob("projects/*/daemon.json")).read_text())
+            headers = {"authorization": f"Bearer {connection['token']}"}
+            httpx.post(f"{connection['url']}/beeuni/tools/tool_00", json={"n": 1}, headers=headers).raise_for_status()
+            starts.append((time.perf_counter() - began) * 1000)
+            if run < options.starts - 1:
+                process.send_signal(signal.SIGTERM)
+                process.wait()
+        print(
+            f"start to ready (5 Beeuni + 20 project tools): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms"
+        )
+
+        url = f"{connection['url']}/beeuni/tools/tool_00"
+        (work / "client.ts").write_text(CLIENT)
+        (work / "direct.ts").write_text(DIRECT)
+        module = work / "project" / "tools" / "tool_00.ts"
+        measured = json.loads(
+            subprocess.run(
+                [str(BUN), str(work / "client.ts"), url, connection["token"], str(options.calls)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        direct = json.loads(
+            subprocess.run(
+                [str(BUN), str(work / "direct.ts"), str(module), str(options.calls)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        through = measured["latencies"]
+        for label, fraction in (("p50", 0.5), ("p99", 0.99)):
+            overhead = percentile(through, fraction) - percentile(direct, fraction)
+            print(
+                f"per-call overhead {label}: {overhead:.2f} ms (through the daemon {percentile(through, fraction):.2f} ms, "
+                f"direct in Bun {percentile(direct, fraction):.3f} ms)"
+            )
+        print(f"throughput, 16 concurrent clients: {measured['throughput']:.0f} calls/s")
+        process.send_signal(signal.SIGTERM)
+        process.wait()
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
