@@ -116,9 +116,8 @@ def main() -> None:
             if run < options.starts - 1:
                 process.send_signal(signal.SIGTERM)
                 process.wait()
-        print(
-            f"start to ready (5 Beeuni + 20 project tools): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms"
-        )
+        median = statistics.median(starts)
+        print(f"start to ready (5 Beeuni + 20 project tools): min {min(starts):.0f} ms, median {median:.0f} ms")
 
         url = f"{connection['url']}/beeuni/tools/tool_00"
         (work / "client.ts").write_text(CLIENT)
@@ -143,9 +142,10 @@ def main() -> None:
         through = measured["latencies"]
         for label, fraction in (("p50", 0.5), ("p99", 0.99)):
             overhead = percentile(through, fraction) - percentile(direct, fraction)
+            daemon_ms, direct_ms = percentile(through, fraction), percentile(direct, fraction)
             print(
-                f"per-call overhead {label}: {overhead:.2f} ms (through the daemon {percentile(through, fraction):.2f} ms, "
-                f"direct in Bun {percentile(direct, fraction):.3f} ms)"
+                f"per-call overhead {label}: {overhead:.2f} ms "
+                f"(through the daemon {daemon_ms:.2f} ms, direct in Bun {direct_ms:.3f} ms)"
             )
         print(f"throughput, 16 concurrent clients: {measured['throughput']:.0f} calls/s")
         process.send_signal(signal.SIGTERM)

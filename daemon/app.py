@@ -68,10 +68,10 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
         except ValueError:
             return refuse(400, "the body must be JSON: the tool's arguments")
         agent, parent = request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent")
-        call = asyncio.create_task(session.call(name, args, agent, parent))
+        call: asyncio.Task[Any] = asyncio.create_task(session.call(name, args, agent, parent))
         done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
         if not done:  # a longer call: also watch for the client going away
-            watcher = asyncio.create_task(_wait_for_disconnect(request))
+            watcher: asyncio.Task[Any] = asyncio.create_task(_wait_for_disconnect(request))
             done, _ = await asyncio.wait({call, watcher}, return_when=asyncio.FIRST_COMPLETED)
             if call not in done:  # the client went away: abort the call (context.signal)
                 call.cancel()
