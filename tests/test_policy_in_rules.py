@@ -24,11 +24,16 @@ rule tools/no-tmp-names {
 """
 
 
+def copy_of_rules(tmp_path: Path) -> Path:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return rules
+
+
 @pytest.fixture
 def edited_rules(tmp_path: Path) -> Path:
     """A copy of the shipped rules with a sixth Beeuni tool and a new check."""
-    rules = tmp_path / "rules"
-    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    rules = copy_of_rules(tmp_path)
     tools_rules = rules / "tools.rules"
     source = tools_rules.read_text()
     old = 'let BEEUNI_TOOLS = ["web_search", "image_search", "scrape_webpage", "memory", "show"]'
@@ -101,8 +106,7 @@ def test_python_names_no_tool_pattern_or_extension() -> None:
 
 def test_agents_follow_a_new_harness_tool_and_group(tmp_path: Path) -> None:
     """A harness tool and a group added to a copy of agents.rules show up in `tools ls --agent`."""
-    rules = tmp_path / "rules"
-    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    rules = copy_of_rules(tmp_path)
     agents_rules = rules / "agents.rules"
     source = agents_rules.read_text()
     old_tools = '"pty_spawn", "pty_write", "pty_read", "pty_list", "pty_kill", "pty_wait",\n  ],'

@@ -82,12 +82,8 @@ def _rule(out: _Writer, index: int, rule: Node) -> None:
     for step in rule["steps"]:
         kind = step["t"]
         if kind == "for":
-            names = step["vars"]
-            if len(names) == 1:
-                out.line(f"for v_{names[0]} in ITEMS({_expr(step['iter'], scope)}):")
-            else:
-                out.line(f"for v_{names[0]}, v_{names[1]} in PAIRS({_expr(step['iter'], scope)}):")
-            scope |= set(names)
+            out.line(_loop(step["vars"], _expr(step["iter"], scope)) + ":")
+            scope |= set(step["vars"])
         elif kind == "let_clause":
             out.line(f"v_{step['name']} = {_expr(step['expr'], scope)}")
             scope.add(step["name"])
@@ -109,6 +105,13 @@ class _Writer:
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
+
+
+def _loop(names: list[str], source: str) -> str:
+    """``for x in xs`` walks items; ``for k, v in m`` walks a map's entries (a list's index and item)."""
+    if len(names) == 1:
+        return f"for v_{names[0]} in ITEMS({source})"
+    return f"for v_{names[0]}, v_{names[1]} in PAIRS({source})"
 
 
 def _expr(node: Node, scope: set[str]) -> str:
@@ -160,11 +163,7 @@ def _expr(node: Node, scope: set[str]) -> str:
         names = node["vars"]
         inner = scope | set(names)
         element = _expr(node["element"], inner)
-        source = _expr(node["iter"], scope)
-        if len(names) == 1:
-            loop = f"for v_{names[0]} in ITEMS({source})"
-        else:
-            loop = f"for v_{names[0]}, v_{names[1]} in PAIRS({source})"
+        loop = _loop(names, _expr(node["iter"], scope))
         condition = f" if {_expr(node['cond'], inner)}" if node["cond"] is not None else ""
         return f"[{element} {loop}{condition}]"
     if kind == "call":
