@@ -17,7 +17,10 @@ from .errors import RulesError
 if TYPE_CHECKING:
     from typing import Any
 
-GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
+HERE = os.path.dirname(__file__)
+GRAMMAR = os.path.join(HERE, "grammar.lark")
+#: what the cached program was made with: a new version of any of these compiles the rules anew
+COMPILER = [GRAMMAR, *(os.path.join(HERE, name) for name in ("parser.py", "checker.py", "codegen.py"))]
 
 
 def load_program(folder: str, fact_names: frozenset[str], display: str | None = None) -> dict[str, Any]:
@@ -31,7 +34,7 @@ def load_program(folder: str, fact_names: frozenset[str], display: str | None = 
     if not names:
         raise RulesError(shown, 1, 1, "the rules folder holds no *.rules file")
     paths = [os.path.join(folder, name) for name in names]
-    key = cache.cache_key([GRAMMAR, *paths], f"{shown}\n{','.join(sorted(fact_names))}")
+    key = cache.cache_key([*COMPILER, *paths], f"{shown}\n{','.join(sorted(fact_names))}")
     program: dict[str, Any] | None = cache.read(key)
     if program is None:
         sources = []
