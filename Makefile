@@ -1,5 +1,6 @@
 # Everything a fresh machine needs, from the registries: a virtualenv with the pinned Python
-# packages (pyproject.toml) and Bun from the npm registry (package-lock.json).
+# packages (pyproject.toml), and Bun and opencode from the npm registry (package.json, pinned by
+# package-lock.json).
 #
 #   make example   set up, then run `beeuni validate` and `beeuni tools ls` on examples/starter
 #   make test      set up, then lint, type-check and run the whole test suite (what CI runs)
@@ -45,3 +46,5 @@ golden: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_validate.py
+	$(BIN)/python benchmarks/bench_validate.py --command resolve --runs 5
+	$(BIN)/python benchmarks/bench_daemon.py
