@@ -78,21 +78,23 @@ def b_matches(value: Any, pattern: Any) -> bool:
 
 
 def b_starts_with(value: Any, prefix: Any) -> bool:
+    """``prefix`` may be one string or a list of them."""
     string = _str(value)
-    return string is not None and any(string.startswith(str(p)) for p in _strings(prefix))
+    return string is not None and string.startswith(_strings(prefix))
 
 
 def b_ends_with(value: Any, suffix: Any) -> bool:
     """``suffix`` may be one string or a list of them."""
     string = _str(value)
-    return string is not None and any(string.endswith(str(s)) for s in _strings(suffix))
+    return string is not None and string.endswith(_strings(suffix))
 
 
-def _strings(value: Any) -> list[str]:
-    value = unwrap(value)
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
     if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return [value] if isinstance(value, str) else []
+        return tuple(item for item in value if isinstance(item, str))
+    return ()
 
 
 def b_after(value: Any, prefix: Any) -> Any:

@@ -14,13 +14,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..located import LocatedConst, unwrap
+from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
 
 if TYPE_CHECKING:
     from typing import Any
 
 
+_TYPE_NAMES = {
+    str: "string",
+    LocatedStr: "string",
+    list: "list",
+    LocatedList: "list",
+    dict: "map",
+    LocatedMap: "map",
+    int: "int",
+    LocatedInt: "int",
+    float: "float",
+    LocatedFloat: "float",
+    bool: "bool",
+    type(None): "null",
+}
+
+
 def type_name(value: Any) -> str:
+    known = _TYPE_NAMES.get(value.__class__)
+    if known is not None:  # the common case, without a chain of isinstance
+        return known
     value = unwrap(value)
     if value is None:
         return "null"
