@@ -62,6 +62,8 @@ export default { description: 'x', parameters: z.toJSONSchema(z.object({ id: z.s
 
 MANIFEST = """tools:
   web_search: beeuni:web_search
+  image_search: beeuni:image_search
+  scrape_webpage: beeuni:scrape_webpage
   memory: beeuni:memory
   show: beeuni:show
 {project_tools}
@@ -144,7 +146,7 @@ def test_modules_that_do_not_load_are_logged_and_the_others_served(daemon: Daemo
 
 
 def test_not_loaded_is_404_with_the_spec_text(daemon: Daemon) -> None:
-    for name in ("image_search", "no_default", "nothing"):
+    for name in ("no_default", "nothing"):
         answer = daemon.call(name)
         assert answer.status_code == 404
         assert answer.json() == {"error": f"no tool named {name} is loaded"}
@@ -235,6 +237,10 @@ def test_fifty_concurrent_calls(daemon: Daemon) -> None:
 def test_the_five_beeuni_tools_against_the_platform_standin(daemon: Daemon, platform: PlatformStandIn) -> None:
     search = json.loads(daemon.call("web_search", {"query": "bees ||| honey"}).json()["output"])
     assert [entry["query"] for entry in search["results"]] == ["bees", "honey"]
+    images = json.loads(daemon.call("image_search", {"query": "bees"}).json()["output"])
+    assert images["results"][0]["url"] == "https://images.example.com/1.jpg"
+    page = json.loads(daemon.call("scrape_webpage", {"url": "https://example.com"}).json()["output"])
+    assert page["title"] == "Example Domain"
     created = daemon.call("memory", {"command": "create", "path": "memory/plan.md", "file_text": "plan"}).json()
     assert created == {"output": "created memory/plan.md", "truncated": False}
     shown = json.loads(daemon.call("show", {"type": "file", "path": "memory/plan.md"}).json()["output"])
@@ -262,6 +268,8 @@ def test_reload_between_calls_and_keep_the_last_good_set(project: Path, tmp_path
     manifest.write_text("tools:\n  memory: beeuni:memory\n")
     with running_daemon(folder, tmp_path, "--harness", "experimental") as daemon:
         assert daemon.call("echo").status_code == 404
+        removed = daemon.call("show")  # a Beeuni tool the project does not list (S-S3)
+        assert (removed.status_code, removed.json()) == (404, {"error": "no tool named show is loaded"})
         manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
         assert daemon.call("echo").status_code == 200
         manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n  Broken-Name: x.py\n")
@@ -280,3 +288,13 @@ def test_subagent_on_the_experimental_harness_is_limited_by_its_parent(daemon: D
     assert limited.status_code == 403
     refused = daemon.call("echo", agent="alice", parent="bob")
     assert refused.json() == {"error": "agent bob cannot start subagents"}
+
+
+def test_a_call_past_the_timeout_is_aborted(project: Path, tmp_path: Path) -> None:
+    mark = tmp_path / "timed-out"
+    with running_daemon(project, tmp_path, "--harness", "experimental", "--timeout", "0.5") as daemon:
+        answer = daemon.call("slow", {"mark": str(mark)})
+        assert answer.status_code == 504
+        assert answer.json() == {"error": "slow did not finish within 0.5 seconds and was stopped"}
+        wait_until(mark.exists, "the module to see the abort")
+        assert mark.read_text() == "timed_out"
