@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_beeuni
 from daemon_helpers import running_daemon
 
 OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
@@ -69,3 +69,37 @@ def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project
         refused = opencode(project, tmp_path / "home", "plan", "--tool", "echo", "--params", '{"text": "hello"}')
         assert "agent plan does not see the tool echo" in refused.stdout + refused.stderr
         assert "echo" in daemon.tools(agent="build")
+
+
+CASES = {  # a beeuni agent's `tools`, and the same in opencode's agent config
+    "everything": ("all", {}),
+    "no_write": ("{exclude: [write]}", {"write": False}),
+    "only_edit": ("[edit]", {"*": False, "edit": True}),
+    "no_bash": ("{exclude: [bash]}", {"bash": False}),
+    "read_and_write": ("[read, write]", {"*": False, "read": True, "write": True}),
+}
+
+
+def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
+    """S-A4, checked against opencode itself: an agent sees the same harness tools under
+    beeuni's rules as under the same setting in opencode's own config — compared on the tools
+    both know and opencode enables by default."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    agents = "".join(f"  {name}:\n    tools: {spec}\n" for name, (spec, _) in CASES.items())
+    (folder / "beeuni.yaml").write_text("agents:\n" + agents)
+    config = {"agent": {name: {"mode": "primary", "tools": tools} for name, (_, tools) in CASES.items()}}
+    (folder / "opencode.json").write_text(json.dumps(config))
+
+    def both(name: str) -> tuple[set[str], set[str]]:
+        theirs = json.loads(opencode(folder, tmp_path / "home", name).stdout)["tools"]
+        listed = json.loads(run_beeuni(["tools", "ls", "--agent", name, "--json"], cwd=folder).stdout)["tools"]
+        return {tool for tool, shown in theirs.items() if shown}, {t["name"] for t in listed if t["kind"] == "harness"}
+
+    theirs_all, ours_all = both("everything")
+    compared = theirs_all & ours_all
+    assert {"bash", "read", "edit", "write", "task"} <= compared
+    for name in CASES:
+        theirs, ours = both(name)
+        assert theirs & compared == ours & compared, name
