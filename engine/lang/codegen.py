@@ -107,6 +107,10 @@ class _Writer:
         return "\n".join(self.lines) + "\n"
 
 
+def _is_string_literal(*nodes: Node) -> bool:
+    return any(node["t"] == "value" and isinstance(node["value"], str) for node in nodes)
+
+
 def _loop(names: list[str], source: str) -> str:
     """``for x in xs`` walks items; ``for k, v in m`` walks a map's entries (a list's index and item)."""
     if len(names) == 1:
@@ -150,6 +154,8 @@ def _expr(node: Node, scope: set[str]) -> str:
         if node["op"] in ("==", "!=") and "None" in (left, right):  # the common `x == null`
             test = f"NULL({left if right == 'None' else right})"
             return test if node["op"] == "==" else f"(not {test})"
+        if node["op"] in ("==", "!=") and _is_string_literal(node["left"], node["right"]):
+            return f"({left} {node['op']} {right})"  # Python's own == is exact against a string
         if node["op"] == "==":
             return f"EQ({left}, {right})"
         if node["op"] == "!=":

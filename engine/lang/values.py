@@ -124,18 +124,20 @@ class SetCache:
         return found[1]
 
     def contains(self, container: Any, item: Any) -> bool:
+        if isinstance(container, list):
+            if len(container) < 8:
+                return unwrap(item) in container
+            members = self.set_of(container)
+            try:
+                return item in members  # located values hash and compare like plain ones
+            except TypeError:  # a map or list: by identity
+                return _hashable(item) in members
         item = unwrap(item)
         if container is None:
             return False
-        if isinstance(container, dict):
+        if isinstance(container, dict | str):
             return isinstance(item, str) and item in container
-        if isinstance(container, str):
-            return isinstance(item, str) and item in container
-        if not isinstance(container, list):
-            raise TypeError(f"`in` needs a list, map or string on its right, not a {type_name(container)}")
-        if len(container) < 8:
-            return item in container
-        return _hashable(item) in self.set_of(container)
+        raise TypeError(f"`in` needs a list, map or string on its right, not a {type_name(container)}")
 
     def subset(self, items: list[Any], container: list[Any]) -> bool:
         return self.set_of(items) <= self.set_of(container)
