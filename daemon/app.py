@@ -59,8 +59,8 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
             return refuse(refused.status, refused.message)
         return JSONResponse({"harness": session.harness, "tools": tools})
 
-    @app.post("/beeuni/tools/{name}")
-    async def call_tool(name: str, request: Request) -> Any:
+    async def call_tool(request: Request) -> JSONResponse:
+        name = request.path_params["name"]
         if not authorized(request):
             return unauthorized()
         try:
@@ -94,6 +94,9 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
             return refuse(404, messages["not_loaded"].format(tool=name, agent="", detail=""))
         return refuse(STATUS_OF_REASON.get(outcome.reason, 500), outcome.error)
 
+    # The hot path: a plain route of the app's router, without FastAPI's parameter machinery
+    # (a tenth of a call's time); the body is parsed and answered by hand anyway.
+    app.router.add_route("/beeuni/tools/{name}", call_tool, methods=["POST"])
     return app
 
 

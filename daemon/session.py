@@ -67,7 +67,9 @@ class Session:
         self.current: Loaded | None = None
         self._in_flight = 0
         self._reloading = False
-        self._gate = asyncio.Condition()
+        self._reload_lock = asyncio.Lock()
+        self._reloaded = asyncio.Event()
+        self._drained = asyncio.Event()
 
     # the tool set ------------------------------------------------------------------------
 
@@ -126,12 +128,15 @@ class Session:
     async def _reload_if_changed(self) -> None:
         if self.current is None or not self._changed():
             return
-        async with self._gate:
+        async with self._reload_lock:  # one reload at a time; the others find nothing changed
             if not self._changed():
                 return
             self._reloading = True
+            self._reloaded.clear()
             try:
-                await self._gate.wait_for(lambda: self._in_flight == 0)
+                while self._in_flight:  # let the running calls finish (no await between test and clear)
+                    self._drained.clear()
+                    await self._drained.wait()
                 resolved, watched = self._resolve()
                 old = self.current
                 if resolved.errors:
@@ -143,20 +148,22 @@ class Session:
                 await old.host.stop()
             finally:
                 self._reloading = False
-                self._gate.notify_all()
+                self._reloaded.set()
 
     async def _enter(self) -> Loaded:
+        """Count a call in; while a reload is under way, wait for it. (The event loop runs one
+        coroutine at a time, so a plain counter is exact between two awaits.)"""
         await self._reload_if_changed()
-        async with self._gate:
-            await self._gate.wait_for(lambda: not self._reloading)
-            self._in_flight += 1
+        while self._reloading:
+            await self._reloaded.wait()
+        self._in_flight += 1
         assert self.current is not None
         return self.current
 
-    async def _leave(self) -> None:
-        async with self._gate:
-            self._in_flight -= 1
-            self._gate.notify_all()
+    def _leave(self) -> None:
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._drained.set()
 
     # lookups -------------------------------------------------------------------------------
 
@@ -212,7 +219,7 @@ class Session:
                 text = messages["host_died"].format(tool=tool, agent=name, detail=str(died))
                 return CallOutcome(False, error=text, reason="host_died")
         finally:
-            await self._leave()
+            self._leave()
 
 
 def _stamp(path: str) -> tuple[int, int]:
