@@ -102,13 +102,14 @@ class ProjectRun:
 def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     folder = os.fspath(rules_dir) if rules_dir is not None else shipped_rules()
     # The shipped rules are named as they stand in beeuni's source tree, wherever installed.
-    program = load_program(folder, FACT_NAMES, display=os.fspath(rules_dir) if rules_dir is not None else "rules")
+    shown = os.fspath(rules_dir) if rules_dir is not None else "rules"
+    program = load_program(folder, FACT_NAMES, display=shown)
     missing = [name for name in REQUIRED_NAMES if name not in program["lets"]]
     if missing:
-        raise RulesError(folder, 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
+        raise RulesError(shown, 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
     for name, arity in REQUIRED_FUNCTIONS.items():
         if program["fns"].get(name) != arity:
-            raise RulesError(folder, 1, 1, f"the rules define no function `{name}` of {arity} parameters")
+            raise RulesError(shown, 1, 1, f"the rules define no function `{name}` of {arity} parameters")
     return program
 
 
