@@ -76,10 +76,6 @@ class ModuleHost:
             self.report = await self._loaded
             return self.report
 
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
     async def call(self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float) -> CallOutcome:
         await self.start()
         call_id = next(self._ids)

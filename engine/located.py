@@ -100,7 +100,3 @@ class LocatedMap(_DictBase):
 def unwrap(value: Any) -> Any:
     """The plain value behind a ``LocatedConst``; every other value is returned as it is."""
     return value.value if isinstance(value, LocatedConst) else value
-
-
-def loc_of(value: Any) -> Loc | None:
-    return getattr(value, "loc", None)
