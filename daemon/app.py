@@ -23,7 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from .output import limit_output
-from .session import CallRefused, Session
+from .session import CallRefused, Session, say
 
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
 STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
@@ -46,8 +46,7 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
 
     def unauthorized() -> JSONResponse:
         assert session.current is not None
-        template = session.current.resolved.messages["unauthorized"]
-        return refuse(401, template.format(detail=connection_file, tool="", agent=""))
+        return refuse(401, say(session.current.resolved.messages, "unauthorized", detail=connection_file))
 
     @app.get("/beeuni/tools")
     async def list_tools(request: Request, all: bool = False) -> Any:
@@ -88,10 +87,10 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
         if outcome.ok:
             return JSONResponse(limit_output(outcome.output, name, messages["spilled"]))
         if outcome.reason == "timed_out":
-            text = messages["timed_out"].format(tool=name, agent=agent or session.agent, detail=f"{session.timeout:g}")
+            text = say(messages, "timed_out", tool=name, agent=agent or session.agent, detail=f"{session.timeout:g}")
             return refuse(504, text)
         if outcome.reason == "not_loaded":
-            return refuse(404, messages["not_loaded"].format(tool=name, agent="", detail=""))
+            return refuse(404, say(messages, "not_loaded", tool=name))
         return refuse(STATUS_OF_REASON.get(outcome.reason, 500), outcome.error)
 
     # The hot path: a plain route of the app's router, without FastAPI's parameter machinery

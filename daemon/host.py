@@ -125,9 +125,14 @@ class ModuleHost:
             elif message["op"] == "result":
                 future = self._pending.get(message["id"])
                 if future is not None and not future.done():
-                    outcome = CallOutcome(message["ok"], message.get("output", ""), message.get("error", ""))
-                    outcome.reason = message.get("reason", "")
-                    future.set_result(outcome)
+                    future.set_result(
+                        CallOutcome(
+                            message["ok"],
+                            message.get("output", ""),
+                            message.get("error", ""),
+                            message.get("reason", ""),
+                        )
+                    )
         code = await process.wait()
         died = HostDied(f"exit code {code}")
         if self._loaded is not None and not self._loaded.done():

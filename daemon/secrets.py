@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+
+from ..engine.paths import write_file_atomically
 
 
 def state_dir() -> str:
@@ -34,16 +35,7 @@ def project_dir(repo_root: str) -> str:
 
 def write_private(path: str, data: bytes) -> None:
     """Write a file only its owner can read, whole or not at all."""
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".beeuni-", suffix=".tmp")
-    try:
-        os.fchmod(handle, 0o600)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_file_atomically(path, data, mode=0o600)
 
 
 class SecretStore:

@@ -13,9 +13,11 @@ import asyncio
 import logging
 import os
 import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..engine.lang import rules_files
 from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet, resolve
 from .host import CallOutcome, HostDied, ModuleHost
@@ -26,6 +28,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("beeuni.daemon")
 BUILTIN_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "beeuni_tools")
+
+
+def say(messages: dict[str, str], key: str, **fields: str) -> str:
+    """One of the daemon's answers (texts from the rules), its named blanks filled in; a blank
+    not given stays empty."""
+    return messages[key].format_map(defaultdict(str, fields))
 
 
 class CallRefused(Exception):
@@ -79,7 +87,7 @@ class Session:
         files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
         files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
         folder = self.rules if self.rules is not None else shipped_rules()
-        files += [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".rules")]
+        files += rules_files(folder)
         return resolved, {path: _stamp(path) for path in files}
 
     def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
@@ -140,7 +148,7 @@ class Session:
                 resolved, watched = self._resolve()
                 old = self.current
                 if resolved.errors:
-                    sys.stderr.write(old.resolved.messages["kept_last_good"].format(detail=self.manifest) + "\n")
+                    sys.stderr.write(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
@@ -179,9 +187,9 @@ class Session:
         view = agents[name].view if name in agents else loaded.harness.default_view
         if parent is not None:
             if parent not in agents:
-                raise CallRefused(403, messages["unknown_agent"].format(agent=parent, tool="", detail=""))
+                raise CallRefused(403, say(messages, "unknown_agent", agent=parent))
             if not agents[parent].can_delegate:
-                raise CallRefused(403, messages["not_delegating"].format(agent=parent, tool="", detail=""))
+                raise CallRefused(403, say(messages, "not_delegating", agent=parent))
             view = loaded.subagent_views.get((agents[parent].view, view), view)
         served = loaded.host.report.loaded
         found = loaded.visible[(name, parent)] = [tool for tool in loaded.views[view] if tool in served]
@@ -209,14 +217,14 @@ class Session:
             messages = loaded.resolved.messages
             name = agent or self.agent
             if tool not in loaded.host.report.loaded:
-                raise CallRefused(404, messages["not_loaded"].format(tool=tool, agent=name, detail=""))
+                raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
             if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
-                raise CallRefused(403, messages["not_visible"].format(tool=tool, agent=name, detail=""))
+                raise CallRefused(403, say(messages, "not_visible", tool=tool, agent=name))
             env = self.env_for(loaded.resolved, name)
             try:
                 return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
             except HostDied as died:
-                text = messages["host_died"].format(tool=tool, agent=name, detail=str(died))
+                text = say(messages, "host_died", tool=tool, agent=name, detail=str(died))
                 return CallOutcome(False, error=text, reason="host_died")
         finally:
             self._leave()

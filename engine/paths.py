@@ -12,6 +12,29 @@ import os
 import stat
 
 
+def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> None:
+    """Write a file whole or not at all: a temporary file beside it, flushed to disk, then
+    renamed over it. ``mode`` defaults to the existing file's permissions (0644 for a new one)."""
+    import tempfile
+
+    folder = os.path.dirname(target)
+    os.makedirs(folder, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".beeuni-", suffix=".tmp")
+    try:
+        if mode is None:
+            mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o644
+        os.fchmod(handle, mode)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
 class Repository:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
@@ -85,26 +108,8 @@ class Repository:
             return False
 
     def write_atomically(self, relative: str, data: bytes) -> None:
-        """Write a repository file whole or not at all: a temporary file beside it, renamed over
-        it (keeping an existing file's permissions)."""
-        import tempfile
-
-        target = self.absolute(relative)
-        folder = os.path.dirname(target)
-        os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".beeuni-", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o644
-            os.chmod(temporary, mode)
-            os.replace(temporary, target)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
+        """Write a repository file whole or not at all, keeping an existing file's permissions."""
+        write_file_atomically(self.absolute(relative), data)
 
     def list_dir(self, path: str) -> list[str]:
         """The sorted names in a repository folder; none when it is missing or outside."""

@@ -23,24 +23,28 @@ GRAMMAR = os.path.join(HERE, "grammar.lark")
 COMPILER = [GRAMMAR, *(os.path.join(HERE, name) for name in ("parser.py", "checker.py", "codegen.py"))]
 
 
+def rules_files(folder: str) -> list[str]:
+    """The ``*.rules`` files of a rules folder, in name order (the order they are read in)."""
+    return [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".rules")]
+
+
 def load_program(folder: str, fact_names: frozenset[str], display: str | None = None) -> dict[str, Any]:
     """The checked program of the rules in ``folder``; ``display`` is how to name the folder in
     messages (default: as given)."""
     shown = display if display is not None else folder
     try:
-        names = sorted(name for name in os.listdir(folder) if name.endswith(".rules"))
+        paths = rules_files(folder)
     except OSError as err:
         raise RulesError(shown, 1, 1, f"cannot read the rules folder: {err.strerror}") from None
-    if not names:
+    if not paths:
         raise RulesError(shown, 1, 1, "the rules folder holds no *.rules file")
-    paths = [os.path.join(folder, name) for name in names]
     key = cache.cache_key([*COMPILER, *paths], f"{shown}\n{','.join(sorted(fact_names))}")
     program: dict[str, Any] | None = cache.read(key)
     if program is None:
         sources = []
-        for name, path in zip(names, paths, strict=True):
+        for path in paths:
             with open(path, "rb") as handle:
-                sources.append((f"{shown}/{name}", handle.read()))
+                sources.append((f"{shown}/{os.path.basename(path)}", handle.read()))
         program = compile_sources(sources, fact_names)
         cache.write(key, program)
     return program
