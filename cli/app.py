@@ -30,6 +30,9 @@ RulesOption = Annotated[
     typer.Option("--rules", metavar="DIR", help="Rules folder to use instead of the shipped rules."),
 ]
 PathArgument = Annotated[str, typer.Argument(help="A manifest, or a folder holding beeuni.yaml.")]
+PathsArgument = Annotated[
+    list[str] | None, typer.Argument(help="Manifests, or folders holding beeuni.yaml (default: the current folder).")
+]
 
 
 class OutputFormat(StrEnum):
@@ -43,12 +46,13 @@ def _exit(code: int) -> None:
 
 @app.command()
 def validate(
-    path: PathArgument = ".",
+    paths: PathsArgument = None,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.text,
     rules: RulesOption = None,
 ) -> None:
-    """Check the manifest: one line per diagnostic. Exit 1 on an error, 2 on a failure."""
-    _exit(commands.guarded(lambda: commands.validate(path, output_format.value, rules)))
+    """Check manifests: one line per diagnostic, grouped per manifest when there are several.
+    Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
+    _exit(commands.guarded(lambda: commands.validate(paths or ["."], output_format.value, rules)))
 
 
 @tools_app.command("ls")

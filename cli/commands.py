@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
-from ..engine.project import ManifestNotFound, ProjectRun, load_rules, open_project
+from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
 
 if TYPE_CHECKING:
@@ -26,35 +26,75 @@ def guarded(command: Callable[[], int]) -> int:
     """Run a command; a bad rules file, a missing manifest or a crash is a message and exit 2."""
     try:
         return command()
-    except ManifestNotFound as err:
-        sys.stderr.write(f"beeuni: {err}\n")
-    except RulesError as err:
-        sys.stderr.write(f"{err.file}:{err.line}:{err.column}: error[rules] {err.message}\n")
-    except UsageError as err:
-        sys.stderr.write(f"beeuni: {err}\n")
     except KeyboardInterrupt:
         sys.stderr.write("beeuni: interrupted\n")
     except Exception as err:  # the promise: never a traceback, unless asked for
-        if os.environ.get("BEEUNI_DEBUG"):
-            import traceback
-
-            traceback.print_exc()
-        sys.stderr.write(f"beeuni: internal error: {type(err).__name__}: {err}\n")
+        sys.stderr.write(failure_message(err) + "\n")
     return EXIT_FAILURE
+
+
+def failure_message(err: Exception) -> str:
+    """The one line that reports a failure: a rules error at its position, anything else named."""
+    if isinstance(err, RulesError):
+        return f"{err.file}:{err.line}:{err.column}: error[rules] {err.message}"
+    if isinstance(err, ManifestNotFound | UsageError):
+        return f"beeuni: {err}"
+    if os.environ.get("BEEUNI_DEBUG"):
+        import traceback
+
+        traceback.print_exc()
+    return f"beeuni: internal error: {type(err).__name__}: {err}"
 
 
 class UsageError(Exception):
     """A request the command cannot serve (an unknown agent, a bad combination of options)."""
 
 
-def validate(path: str, output_format: str, rules: str | None) -> int:
-    run = open_project(path, rules)
+def validate(paths: list[str], output_format: str, rules: str | None) -> int:
+    """Check each manifest; several are reported one after the other, each under its path, and
+    the exit status is the worst of them."""
+    if len(paths) == 1:
+        return _validate_one(open_project(paths[0], rules), output_format, None)
+    program = load_rules(rules)
+    documents: list[dict[str, Any]] = []
+    worst = EXIT_OK
+    for index, path in enumerate(paths):
+        shown = shown_manifest(path)
+        if output_format == "text":
+            sys.stdout.write(("\n" if index else "") + f"==> {shown} <==\n")
+        try:
+            repo, manifest = locate(path)
+            code = _validate_one(ProjectRun(repo, manifest, program), output_format, shown, documents)
+        except Exception as err:  # one manifest's failure is reported for it; the others still run
+            sys.stderr.write(failure_message(err) + "\n")
+            documents.append({"path": shown, "failure": failure_message(err)})
+            code = EXIT_FAILURE
+        worst = max(worst, code)
+    if output_format == "json":
+        report.write_json(documents)
+    return worst
+
+
+def shown_manifest(path: str) -> str:
+    """How a manifest named on the command line is shown: as given, the file name added to a folder."""
+    return os.path.normpath(os.path.join(path, MANIFEST_NAME) if os.path.isdir(path) else path)
+
+
+def _validate_one(
+    run: ProjectRun, output_format: str, shown: str | None, documents: list[dict[str, Any]] | None = None
+) -> int:
+    """One manifest's diagnostics; with ``documents`` (several manifests) its JSON document is
+    collected there, under its ``path``, instead of written."""
     diagnostics = run.diagnostics()
     if output_format == "json":
-        report.write_json(report.validate_document(run.manifest, diagnostics))
+        document = report.validate_document(run.manifest, diagnostics)
+        if documents is None:
+            report.write_json(document)
+        else:
+            documents.append({"path": shown, **document})
     else:
         report.write_diagnostics(diagnostics)
-        sys.stderr.write(f"{run.manifest}: {report.summary(diagnostics)}\n")
+        sys.stderr.write(f"{shown or run.manifest}: {report.summary(diagnostics)}\n")
     return EXIT_ERRORS if run.count("error") else EXIT_OK
 
 
@@ -226,7 +266,6 @@ def secrets_set(assignment: str, path: str, rules: str | None) -> int:
 
 def secrets_ls(path: str) -> int:
     from ..daemon.secrets import SecretStore
-    from ..engine.project import locate
 
     repo, _ = locate(path)
     for name in SecretStore(repo.root).names():

@@ -13,12 +13,12 @@ import gc
 import sys
 
 
-def parse_validate(argv: list[str]) -> tuple[str, str, str | None] | None:
-    """``validate [PATH] [--format text|json] [--rules DIR]`` → (path, format, rules), or None
-    for anything this parser does not take (Typer then handles it, errors included)."""
+def parse_validate(argv: list[str]) -> tuple[list[str], str, str | None] | None:
+    """``validate [PATH...] [--format text|json] [--rules DIR]`` → (paths, format, rules), or
+    None for anything this parser does not take (Typer then handles it, errors included)."""
     if not argv or argv[0] != "validate":
         return None
-    path: str | None = None
+    paths: list[str] = []
     output_format, rules = "text", None
     args = iter(argv[1:])
     for arg in args:
@@ -34,11 +34,11 @@ def parse_validate(argv: list[str]) -> tuple[str, str, str | None] | None:
                 output_format = value
             else:
                 rules = value
-        elif arg.startswith("-") or path is not None:
+        elif arg.startswith("-"):
             return None
         else:
-            path = arg
-    return (path or ".", output_format, rules)
+            paths.append(arg)
+    return (paths or ["."], output_format, rules)
 
 
 def main() -> None:
@@ -49,8 +49,8 @@ def main() -> None:
     if fast is not None:
         from . import commands
 
-        path, output_format, rules = fast
-        sys.exit(commands.guarded(lambda: commands.validate(path, output_format, rules)))
+        paths, output_format, rules = fast
+        sys.exit(commands.guarded(lambda: commands.validate(paths, output_format, rules)))
     from .app import app
 
     app()

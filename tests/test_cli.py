@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,7 +63,7 @@ def test_validate_json_has_the_fields_of_s_c1() -> None:
         (["validate", "nowhere"], "beeuni: no manifest found: nowhere/beeuni.yaml does not exist"),
         (["validate", "--format", "xml"], "Invalid value for '--format'"),
         (["tools", "ls", "--rules", "no-such-folder"], "no-such-folder:1:1: error[rules] cannot read the rules folder"),
-        (["validate", "a", "b"], "unexpected extra argument"),
+        (["validate", "nowhere", "--format", "json", "b"], "beeuni: no manifest found: b does not exist"),
     ],
 )
 def test_usage_and_setup_failures_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -72,6 +73,61 @@ def test_usage_and_setup_failures_exit_2(tmp_path: Path, args: list[str], messag
     result = run_beeuni(args, cwd=tmp_path)
     assert result.code == 2
     assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+MONOREPO = ["tabs/project", "unknown-keys/project", "module-paths/project/beeuni.yaml"]
+
+
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_validate_several_manifests_fast_path_and_typer_agree(output_format: str) -> None:
+    args = ["validate", *MONOREPO, "--format", output_format]
+    fast = run_beeuni(args, cwd=GOLDEN)
+    typer = subprocess.run(
+        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
+        cwd=GOLDEN,
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "PATH": ""},
+    )
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+
+
+def test_validate_several_manifests_groups_text_under_a_header_each() -> None:
+    """A monorepo's projects in one CI step: a header per manifest, each one's diagnostics under
+    it (repo-relative, as for one manifest), a summary per manifest, the worst exit status."""
+    result = run_beeuni(["validate", *MONOREPO], cwd=GOLDEN)
+    groups = re.split(r"\n(?===> )", result.stdout)  # a blank line before each header but the first
+    assert [group.splitlines()[0] for group in groups] == [
+        "==> tabs/project/beeuni.yaml <==",
+        "==> unknown-keys/project/beeuni.yaml <==",
+        "==> module-paths/project/beeuni.yaml <==",
+    ]
+    for group, case in zip(groups, ["tabs", "unknown-keys", "module-paths"], strict=True):
+        alone = run_beeuni(["validate", "project"], cwd=GOLDEN / case)
+        assert group.split("\n", 1)[1] == alone.stdout
+        assert f"{case}/project/beeuni.yaml: " + alone.stderr.split(": ", 1)[1] in result.stderr
+    assert result.code == 1  # tabs has an error, unknown-keys only warnings
+
+
+def test_validate_several_manifests_as_json_is_a_list_of_documents() -> None:
+    result = run_beeuni(["validate", "unknown-keys/project", "../../examples/starter", "--format", "json"], cwd=GOLDEN)
+    documents = json.loads(result.stdout)
+    assert [document["path"] for document in documents] == [
+        "unknown-keys/project/beeuni.yaml",
+        "../../examples/starter/beeuni.yaml",
+    ]
+    alone = json.loads(run_beeuni(["validate", "project", "--format", "json"], cwd=GOLDEN / "unknown-keys").stdout)
+    assert documents[0] == {"path": "unknown-keys/project/beeuni.yaml", **alone}
+    assert result.code == 0  # warnings alone pass
+
+
+def test_validate_several_manifests_a_missing_one_is_reported_and_the_rest_still_run() -> None:
+    result = run_beeuni(["validate", "nowhere", "tabs/project", "--format", "json"], cwd=GOLDEN)
+    documents = json.loads(result.stdout)
+    assert documents[0] == {"path": "nowhere", "failure": "beeuni: no manifest found: nowhere does not exist"}
+    assert documents[1]["errors"] == 1
+    assert result.code == 2  # the worst: a failure
     assert "Traceback" not in result.stderr
 
 
