@@ -87,6 +87,27 @@ def tools_eject(
     _exit(commands.guarded(lambda: eject(name, path, rules, force)))
 
 
+@tools_app.command("call")
+def tools_call(
+    name: Annotated[str, typer.Argument(help="The tool to call.")],
+    path: PathArgument = ".",
+    agent: Annotated[str, typer.Option("--agent", metavar="NAME", help="The calling agent.")] = "beeuni",
+    harness: Annotated[str, typer.Option("--harness", help="standard or experimental.")] = "standard",
+    arguments: Annotated[
+        str, typer.Option("--args", metavar="JSON", help="The arguments as JSON; `-` reads them from stdin.")
+    ] = "{}",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {output | error, status, duration_ms, spilled}.")
+    ] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds the call may run.")] = 300.0,
+    rules: RulesOption = None,
+) -> None:
+    """Call a tool once, as a session would, without starting the daemon."""
+    from .call import tools_call as call
+
+    _exit(commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout)))
+
+
 @app.command()
 def daemon(
     path: PathArgument = ".",

@@ -12,24 +12,12 @@ import sys
 import uvicorn
 
 from .app import create_app
+from .bun import find_bun
 from .plugin import write_plugin
 from .secrets import project_dir, write_private
 from .session import Session
 
 DEFAULT_TIMEOUT = 300.0
-
-
-def find_bun() -> str:
-    """Bun from the environment (``BEEUNI_BUN``), beside the package's checkout, or on PATH."""
-    configured = os.environ.get("BEEUNI_BUN")
-    if configured:
-        return configured
-    import shutil
-
-    found = shutil.which("bun")
-    if found is None:
-        raise RuntimeError("Bun is not installed: set BEEUNI_BUN, or put `bun` on PATH (`make setup` installs it)")
-    return found
 
 
 def serve(

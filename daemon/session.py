@@ -36,6 +36,10 @@ def say(messages: dict[str, str], key: str, **fields: str) -> str:
     return messages[key].format_map(defaultdict(str, fields))
 
 
+class UnknownHarness(Exception):
+    """The session was asked for a harness the rules do not define."""
+
+
 class CallRefused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -64,8 +68,18 @@ class Loaded:
 
 
 class Session:
-    def __init__(self, path: str, rules: str | None, harness: str, agent: str, bun: str, timeout: float) -> None:
+    def __init__(
+        self,
+        path: str,
+        rules: str | None,
+        harness: str,
+        agent: str,
+        bun: str,
+        timeout: float,
+        only: str | None = None,
+    ) -> None:
         self.repo, self.manifest = locate(path)
+        self.only = only  # load this one tool's module, not the session's others (`beeuni tools call`)
         self.rules = rules
         self.harness = harness
         self.agent = agent
@@ -93,6 +107,8 @@ class Session:
     def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
         modules = {}
         for tool in resolved.tools:
+            if self.only is not None and tool.name != self.only:
+                continue
             if tool.module is not None:
                 modules[tool.name] = self.repo.absolute(tool.module)
             elif tool.builtin is not None:
@@ -109,7 +125,7 @@ class Session:
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
             known = ", ".join(h.name for h in resolved.harnesses)
-            raise RuntimeError(f"unknown harness `{self.harness}`; harnesses: {known}")
+            raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
         host = ModuleHost(self.bun, self._modules(resolved))
         report = await host.start()
         if report.failed:

@@ -7,8 +7,10 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 TOKEN = "test-token"
+WEATHER_KEY = "weather-key"  # the key of the weather API of the design document's example
 
 
 def _web(body: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +64,18 @@ class PlatformStandIn:
                     self._answer(404, {"error": f"no route {self.path}"})
                 else:
                     self._answer(200, ROUTES[self.path](body))
+
+            def do_GET(self) -> None:
+                """The design document's weather API: GET /v1/current?city=NAME."""
+                url = urlsplit(self.path)
+                standin.requests.append((url.path, dict(parse_qsl(url.query))))
+                if self.headers.get("authorization") != f"Bearer {WEATHER_KEY}":
+                    self._answer(401, {"error": "missing or wrong API key"})
+                elif url.path != "/v1/current":
+                    self._answer(404, {"error": f"no route {url.path}"})
+                else:
+                    city = dict(parse_qsl(url.query)).get("city", "")
+                    self._answer(200, {"city": city, "temp_c": 7.5, "conditions": "light rain"})
 
             def _answer(self, status: int, document: dict[str, Any]) -> None:
                 data = json.dumps(document).encode()

@@ -1,0 +1,55 @@
+"""``beeuni tools call NAME``: one call of a tool as a session would make it, without a daemon.
+
+The output goes to standard output (a returned object as indented JSON); a thrown error's message,
+or the daemon's refusal, to standard error. Exit 0 on an answer, 1 when the tool failed (threw,
+ran out of time, its host died), 2 when the call was refused (no such tool loaded: 404; the agent
+does not see it: 403) or could not be made.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .commands import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError
+
+REFUSED = (400, 403, 404)
+
+
+def tools_call(
+    name: str,
+    path: str,
+    rules: str | None,
+    agent: str,
+    harness: str,
+    arguments: str,
+    as_json: bool,
+    timeout: float,
+) -> int:
+    from ..daemon.bun import BunMissing, find_bun
+    from ..daemon.call_once import call_once
+    from ..daemon.session import Session, UnknownHarness
+
+    if arguments == "-":
+        arguments = sys.stdin.read()
+    try:
+        session = Session(path, rules, harness, agent, find_bun(), timeout, only=name)
+        report = call_once(session, name, arguments)
+    except (BunMissing, UnknownHarness) as err:
+        raise UsageError(str(err)) from None
+    if as_json:
+        document: dict[str, object] = {}
+        if report.error is None:
+            document["output"] = report.output
+        else:
+            document["error"] = report.error
+        document.update(status=report.status, duration_ms=round(report.duration_ms, 1), spilled=report.spilled)
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    elif report.error is None:
+        output = report.output or ""
+        sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
+    else:
+        sys.stderr.write(f"beeuni: {report.error}\n")
+    if report.error is None:
+        return EXIT_OK
+    return EXIT_FAILURE if report.status in REFUSED else EXIT_ERRORS

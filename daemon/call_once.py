@@ -1,0 +1,61 @@
+"""One tool call without a server (``beeuni tools call``): the daemon's session and module host,
+loading only the called tool's module, then the same lookups, environment, timeout, abort and
+output spill as a call the daemon serves."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .output import limit_output
+from .session import CallRefused, Session, say
+
+
+@dataclass
+class CallReport:
+    """What happened: an answer (``output``, spilled or not), or an ``error`` with the HTTP
+    status the daemon would have answered with (404 and 403 refuse; 422, 504, 502 fail)."""
+
+    status: int
+    output: str | None = None
+    error: str | None = None
+    spilled: str | None = None  # the file holding the whole output, when it was too large
+    duration_ms: float = 0.0
+
+
+STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
+
+
+def call_once(session: Session, tool: str, arguments: str) -> CallReport:
+    return asyncio.run(_call(session, tool, arguments))
+
+
+async def _call(session: Session, tool: str, arguments: str) -> CallReport:
+    await session.start()
+    try:
+        assert session.current is not None
+        messages = session.current.resolved.messages
+        try:
+            args: Any = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as err:
+            return CallReport(400, error=say(messages, "bad_arguments", detail=str(err)))
+        agent = session.agent
+        started = time.perf_counter()
+        try:
+            outcome = await session.call(tool, args, agent, None)
+        except CallRefused as refused:  # a module that did not load was logged like the daemon logs it
+            return CallReport(refused.status, error=refused.message)
+        duration = (time.perf_counter() - started) * 1000
+        if outcome.ok:
+            answer = limit_output(outcome.output, tool, messages["spilled"])
+            return CallReport(200, output=answer["output"], spilled=answer.get("path"), duration_ms=duration)
+        if outcome.reason == "timed_out":
+            text = say(messages, "timed_out", tool=tool, agent=agent, detail=f"{session.timeout:g}")
+        else:
+            text = outcome.error
+        return CallReport(STATUS_OF_REASON.get(outcome.reason, 500), error=text, duration_ms=duration)
+    finally:
+        await session.stop()
