@@ -37,7 +37,11 @@ PathsArgument = Annotated[
 
 class OutputFormat(StrEnum):
     text = "text"
+    concise = "concise"
     json = "json"
+    github = "github"
+    sarif = "sarif"
+    gitlab = "gitlab"
 
 
 def _exit(code: int) -> None:
@@ -47,12 +51,34 @@ def _exit(code: int) -> None:
 @app.command()
 def validate(
     paths: PathsArgument = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.text,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            help="text or concise (one line each), json, "
+            "github (workflow commands), sarif (SARIF 2.1.0) or gitlab (Code Quality).",
+        ),
+    ] = OutputFormat.text,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", metavar="FILE", help="Write the format to FILE; standard output gets text."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")] = False,
+    max_warnings: Annotated[
+        int | None,
+        typer.Option("--max-warnings", metavar="N", min=0, help="Exit 1 when there are more than N warnings."),
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """Check manifests: one line per diagnostic, grouped per manifest when there are several.
-    Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
-    _exit(commands.guarded(lambda: commands.validate(paths or ["."], output_format.value, rules)))
+    """Check manifests: one line per diagnostic, grouped per manifest
+    when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
+    _exit(
+        commands.guarded(
+            lambda: commands.validate(
+                paths or ["."], output_format.value, rules, output=output, quiet=quiet, max_warnings=max_warnings
+            )
+        )
+    )
 
 
 @tools_app.command("ls")

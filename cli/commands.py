@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
@@ -17,7 +17,10 @@ from . import report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, TextIO
+
+    from ..engine.lang.evaluator import Diagnostic
+    from .formats import Findings
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
 
@@ -50,29 +53,63 @@ class UsageError(Exception):
     """A request the command cannot serve (an unknown agent, a bad combination of options)."""
 
 
-def validate(paths: list[str], output_format: str, rules: str | None) -> int:
+class Checked(NamedTuple):
+    """One manifest named on the command line: its run, or why it could not be checked."""
+
+    shown: str | None  # how it is named in the output; None when it is the only one
+    run: ProjectRun | None
+    failure: str | None
+
+
+def validate(
+    paths: list[str],
+    output_format: str = "text",
+    rules: str | None = None,
+    *,
+    output: str | None = None,
+    quiet: bool = False,
+    max_warnings: int | None = None,
+) -> int:
     """Check each manifest; several are reported one after the other, each under its path, and
-    the exit status is the worst of them."""
+    the exit status is the worst of them. The format goes to standard output, or with ``output``
+    to that file while standard output gets text. ``quiet`` shows errors only; ``max_warnings``
+    turns more warnings than that (all manifests together) into a failure, exit 1."""
+    checked = _check(paths, rules)
+    if output is not None:
+        import io
+
+        from ..engine.paths import write_file_atomically
+
+        written = io.StringIO()
+        _write_validation(output_format, checked, quiet, written, to_terminal=False)
+        write_file_atomically(os.path.abspath(output), written.getvalue().encode("utf-8"))
+        output_format = "text"
+    _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
+    runs = [c.run for c in checked if c.run is not None]
+    worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
+    warnings = sum(run.count("warning") for run in runs)
+    if max_warnings is not None and warnings > max_warnings:
+        plural = "s" if warnings != 1 else ""
+        sys.stderr.write(f"beeuni: {warnings} warning{plural}, more than --max-warnings {max_warnings} allows\n")
+        worst = max(worst, EXIT_ERRORS)
+    return worst
+
+
+def _check(paths: list[str], rules: str | None) -> list[Checked]:
     if len(paths) == 1:
-        return _validate_one(open_project(paths[0], rules), output_format, None)
+        return [Checked(None, open_project(paths[0], rules), None)]
     program = load_rules(rules)
-    documents: list[dict[str, Any]] = []
-    worst = EXIT_OK
-    for index, path in enumerate(paths):
+    checked = []
+    for path in paths:
         shown = shown_manifest(path)
-        if output_format == "text":
-            sys.stdout.write(("\n" if index else "") + f"==> {shown} <==\n")
         try:
             repo, manifest = locate(path)
-            code = _validate_one(ProjectRun(repo, manifest, program), output_format, shown, documents)
+            run = ProjectRun(repo, manifest, program)
+            run.diagnostics()
+            checked.append(Checked(shown, run, None))
         except Exception as err:  # one manifest's failure is reported for it; the others still run
-            sys.stderr.write(failure_message(err) + "\n")
-            documents.append({"path": shown, "failure": failure_message(err)})
-            code = EXIT_FAILURE
-        worst = max(worst, code)
-    if output_format == "json":
-        report.write_json(documents)
-    return worst
+            checked.append(Checked(shown, None, failure_message(err)))
+    return checked
 
 
 def shown_manifest(path: str) -> str:
@@ -80,22 +117,70 @@ def shown_manifest(path: str) -> str:
     return os.path.normpath(os.path.join(path, MANIFEST_NAME) if os.path.isdir(path) else path)
 
 
-def _validate_one(
-    run: ProjectRun, output_format: str, shown: str | None, documents: list[dict[str, Any]] | None = None
-) -> int:
-    """One manifest's diagnostics; with ``documents`` (several manifests) its JSON document is
-    collected there, under its ``path``, instead of written."""
+def _shown_diagnostics(run: ProjectRun, quiet: bool) -> list[Diagnostic]:
     diagnostics = run.diagnostics()
+    return [d for d in diagnostics if d.severity == "error"] if quiet else diagnostics
+
+
+def _write_validation(
+    output_format: str, checked: list[Checked], quiet: bool, stream: TextIO, to_terminal: bool
+) -> None:
+    """Write the format to ``stream``; ``to_terminal``: this is the command's own output, which
+    also reports failures and (for text) each manifest's count on standard error."""
+    if output_format in ("text", "concise"):
+        for index, c in enumerate(checked):
+            if c.shown is not None:
+                stream.write(("\n" if index else "") + f"==> {c.shown} <==\n")
+            if c.run is None:
+                if to_terminal:
+                    sys.stderr.write(f"{c.failure}\n")
+                continue
+            report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
+            if to_terminal and not quiet:
+                sys.stderr.write(f"{c.shown or c.run.manifest}: {report.summary(c.run.diagnostics())}\n")
+        return
+    if to_terminal:
+        for c in checked:
+            if c.failure is not None:
+                sys.stderr.write(f"{c.failure}\n")
     if output_format == "json":
-        document = report.validate_document(run.manifest, diagnostics)
-        if documents is None:
-            report.write_json(document)
-        else:
-            documents.append({"path": shown, **document})
-    else:
-        report.write_diagnostics(diagnostics)
-        sys.stderr.write(f"{shown or run.manifest}: {report.summary(diagnostics)}\n")
-    return EXIT_ERRORS if run.count("error") else EXIT_OK
+        documents = [
+            {"path": c.shown, "failure": c.failure}
+            if c.run is None
+            else {"path": c.shown, **report.validate_document(c.run.manifest, _shown_diagnostics(c.run, quiet))}
+            for c in checked
+        ]
+        report.write_json(
+            documents if len(checked) > 1 else {k: v for k, v in documents[0].items() if k != "path"}, stream
+        )
+        return
+    from . import formats
+
+    formats.write(output_format, _findings(checked, quiet), stream)
+
+
+def _findings(checked: list[Checked], quiet: bool) -> Findings:
+    """The diagnostics of every manifest, for a machine format. With several manifests each
+    file is named by its path from the current folder (the manifest's folder as given, then the
+    repo-relative path), so that one report covers a monorepo's projects."""
+    from ..engine.lang.evaluator import Diagnostic
+    from ..engine.spans import Sources, read_from
+    from .formats import Findings
+
+    runs = [c for c in checked if c.run is not None]
+    if len(checked) == 1 and runs:
+        run = runs[0].run
+        assert run is not None
+        return Findings(_shown_diagnostics(run, quiet), run.program["rules"], Sources(read_from(run.repo.root)))
+    diagnostics = []
+    for c in runs:
+        assert c.run is not None and c.shown is not None
+        folder = os.path.dirname(c.shown)
+        for d in _shown_diagnostics(c.run, quiet):
+            file = os.path.join(folder, d.file)
+            diagnostics.append(Diagnostic(d.rule, d.severity, d.message, file, d.line, d.column))
+    rules_metadata = runs[0].run.program["rules"] if runs and runs[0].run is not None else []
+    return Findings(diagnostics, rules_metadata, Sources(read_from(os.getcwd())))
 
 
 def tools_ls(

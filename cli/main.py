@@ -11,34 +11,51 @@ from __future__ import annotations
 
 import gc
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
-def parse_validate(argv: list[str]) -> tuple[list[str], str, str | None] | None:
-    """``validate [PATH...] [--format text|json] [--rules DIR]`` → (paths, format, rules), or
-    None for anything this parser does not take (Typer then handles it, errors included)."""
+#: the options of ``validate`` that take a value → the keyword of ``commands.validate``; and the
+#: ``--format`` values (as in commands.py, which this module does not import: it is the slower
+#: half of a start)
+VALUE_OPTIONS = {
+    "--format": "output_format",
+    "--rules": "rules",
+    "--output": "output",
+    "--max-warnings": "max_warnings",
+}
+FORMATS = ("text", "concise", "json", "github", "sarif", "gitlab")
+
+
+def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
+    """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]``
+    → (paths, keyword arguments of ``commands.validate``), or None for anything this parser does
+    not take (Typer then handles it, errors included)."""
     if not argv or argv[0] != "validate":
         return None
     paths: list[str] = []
-    output_format, rules = "text", None
+    options: dict[str, Any] = {}
     args = iter(argv[1:])
     for arg in args:
         name, has_value, value = arg.partition("=")
-        if name in ("--format", "--rules") and arg.startswith("--"):
+        keyword = VALUE_OPTIONS.get(name)
+        if keyword is not None and arg.startswith("--"):
             if not has_value:
                 value = next(args, "")
-            if not value or value.startswith("-"):
+            if not value or value.startswith("-") or keyword in options:
                 return None
-            if name == "--format":
-                if value not in ("text", "json"):
-                    return None
-                output_format = value
-            else:
-                rules = value
+            if (name == "--format" and value not in FORMATS) or (name == "--max-warnings" and not value.isdigit()):
+                return None
+            options[keyword] = int(value) if name == "--max-warnings" else value
+        elif arg in ("--quiet", "-q") and "quiet" not in options:
+            options["quiet"] = True
         elif arg.startswith("-"):
             return None
         else:
             paths.append(arg)
-    return (paths or ["."], output_format, rules)
+    return (paths or ["."], options)
 
 
 def main() -> None:
@@ -49,8 +66,8 @@ def main() -> None:
     if fast is not None:
         from . import commands
 
-        paths, output_format, rules = fast
-        sys.exit(commands.guarded(lambda: commands.validate(paths, output_format, rules)))
+        paths, options = fast
+        sys.exit(commands.guarded(lambda: commands.validate(paths, **options)))
     from .app import app
 
     app()

@@ -21,6 +21,10 @@ VALIDATE_FORMS = [
     ["validate", "project", "--format", "json"],
     ["validate", "--format=json", "project"],
     ["validate", "project", "--format", "text"],
+    ["validate", "project", "--format", "sarif"],
+    ["validate", "project", "--format=github", "--quiet"],
+    ["validate", "project", "--format", "gitlab", "--max-warnings", "0"],
+    ["validate", "-q", "project", "--format", "concise", "--max-warnings=3"],
 ]
 
 
@@ -147,12 +151,14 @@ def test_every_rule_has_a_doc() -> None:
 
 def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     """A warm `validate` imports neither Lark (the rule cache is fresh) nor the daemon's or the
-    rest of the CLI's libraries."""
+    rest of the CLI's libraries, nor (for text that is not on a terminal) the machine formats,
+    code frames or the language server."""
     probe = (
         "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'validate', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel'))\n"
+        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel', 'pygls', 'lsprotocol')"
+        " or m.startswith(('beeuni.cli.formats', 'beeuni.engine.spans', 'beeuni.cli.frames')))\n"
         "print(heavy, file=sys.stderr)"
     )
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}

@@ -1,0 +1,97 @@
+"""SARIF 2.1.0, the format code-scanning services read (GitHub's among them).
+
+One run: ``tool.driver.rules`` describes every rule from its metadata (id, the doc's first
+paragraph as the short description, the whole doc as the full one, the severity as the default
+level); each result names its rule, level and message, and points at a repo-relative file under
+``%SRCROOT%`` with a region whose end is read from the source. Columns count code points, as
+beeuni's do (``columnKind``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from . import summary_paragraph
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, TextIO
+
+    from ...engine.lang.evaluator import Diagnostic
+    from . import Findings
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def write(findings: Findings, stream: TextIO) -> None:
+    stream.write(json.dumps(sarif_log(findings), indent=2, ensure_ascii=False) + "\n")
+
+
+def sarif_log(findings: Findings) -> dict[str, Any]:
+    descriptors = {rule["id"]: _descriptor(rule) for rule in findings.rules}
+    for d in findings.diagnostics:
+        descriptors.setdefault(d.rule, {"id": d.rule})
+    rule_ids = sorted(descriptors)
+    index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "beeuni",
+                        "version": _version(),
+                        "rules": [descriptors[rule_id] for rule_id in rule_ids],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, index[d.rule], findings) for d in findings.diagnostics],
+            }
+        ],
+    }
+
+
+def _descriptor(rule: Mapping[str, Any]) -> dict[str, Any]:
+    doc = str(rule.get("doc") or "").strip()
+    descriptor: dict[str, Any] = {"id": rule["id"]}
+    if doc:
+        descriptor["shortDescription"] = {"text": summary_paragraph(doc)}
+        descriptor["fullDescription"] = {"text": doc}
+    descriptor["defaultConfiguration"] = {"level": LEVELS.get(rule["severity"], "note")}
+    return descriptor
+
+
+def _result(d: Diagnostic, rule_index: int, findings: Findings) -> dict[str, Any]:
+    span = findings.sources.span(d.file, d.line, d.column)
+    return {
+        "ruleId": d.rule,
+        "ruleIndex": rule_index,
+        "level": LEVELS.get(d.severity, "note"),
+        "message": {"text": d.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(d.file), "uriBaseId": "%SRCROOT%"},
+                    "region": {
+                        "startLine": d.line,
+                        "startColumn": d.column,
+                        "endLine": span.end_line,
+                        "endColumn": span.end_column,
+                    },
+                }
+            }
+        ],
+    }
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("beeuni")
+    except PackageNotFoundError:
+        return "unknown"

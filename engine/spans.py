@@ -1,0 +1,110 @@
+"""Where a reported value ends: spans for code frames, SARIF regions and editor ranges.
+
+A located value carries where it starts (``loc``: file, line, column), which is all the one-line
+output needs. The end is derived from the source only when something shows it: the file is
+parsed again into libyaml events, and each value's extent is recorded by its start — a scalar
+from its first to its last character (quotes included), a collection to its closing bracket or
+its last item. Positions that start no value (a syntax error, a file listed from a folder) get a
+span of one character.
+
+Lines and columns are 1-based and count characters (code points), as ``loc`` does; the end is
+exclusive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+class Span(NamedTuple):
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+_NODE_STARTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def value_extents(data: bytes) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each value's (line, column) → its exclusive end (line, column); where a collection and its
+    first key start at the same place, the key's. A file that stops parsing keeps what was read."""
+    extents: dict[tuple[int, int], tuple[int, int]] = {}
+    open_starts: list[tuple[int, int]] = []
+    last_end = (1, 1)
+    try:
+        for event in yaml.parse(data, Loader=yaml.CSafeLoader):
+            start = (event.start_mark.line + 1, event.start_mark.column + 1)
+            if isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+                last_end = (event.end_mark.line + 1, event.end_mark.column + 1)
+                extents.setdefault(start, last_end)
+            elif isinstance(event, _NODE_STARTS):
+                open_starts.append(start)
+            elif isinstance(event, _ENDS) and open_starts:
+                if event.end_mark.index > event.start_mark.index:  # a flow collection's bracket
+                    last_end = (event.end_mark.line + 1, event.end_mark.column + 1)
+                extents.setdefault(open_starts.pop(), last_end)
+    except yaml.YAMLError:
+        pass
+    return extents
+
+
+class Sources:
+    """The text of the files diagnostics point into, read once each through ``read`` (a
+    repo-relative path → its bytes, or None when it cannot be read)."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        self._read = read
+        self._lines: dict[str, list[str]] = {}
+        self._extents: dict[str, dict[tuple[int, int], tuple[int, int]]] = {}
+        self._data: dict[str, bytes | None] = {}
+
+    def data(self, file: str) -> bytes | None:
+        if file not in self._data:
+            self._data[file] = self._read(file)
+        return self._data[file]
+
+    def lines(self, file: str) -> list[str]:
+        """The file's lines without their line ends (none when it cannot be read)."""
+        found = self._lines.get(file)
+        if found is None:
+            data = self.data(file)
+            text = data.decode("utf-8", "replace") if data is not None else ""
+            found = self._lines[file] = text.splitlines()
+        return found
+
+    def line(self, file: str, line: int) -> str | None:
+        lines = self.lines(file)
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    def span(self, file: str, line: int, column: int) -> Span:
+        extents = self._extents.get(file)
+        if extents is None:
+            data = self.data(file)
+            extents = self._extents[file] = value_extents(data) if data is not None else {}
+        end = extents.get((line, column))
+        if end is not None and end > (line, column):
+            return Span(line, column, *end)
+        text = self.line(file, line)
+        width = 1 if text is not None and column <= len(text) else 0
+        return Span(line, column, line, column + width)
+
+
+def read_from(root: str) -> Callable[[str], bytes | None]:
+    """A reader of repo-relative files under ``root`` (the command line's sources: the disk)."""
+    import os
+
+    def read(file: str) -> bytes | None:
+        try:
+            with open(os.path.join(root, file), "rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    return read

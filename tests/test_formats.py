@@ -1,0 +1,130 @@
+"""`validate`'s machine formats (GitHub workflow commands, SARIF, GitLab Code Quality),
+`--output`, `--quiet` and `--max-warnings`; the golden case `ci-formats` holds each format's
+whole output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import ROOT, run_beeuni
+
+from beeuni.cli.formats import Findings
+from beeuni.cli.formats.github import escape_data, escape_property, step_summary
+from beeuni.cli.formats.gitlab import code_quality
+from beeuni.engine.lang.evaluator import Diagnostic
+from beeuni.engine.spans import Sources
+
+CASE = ROOT / "tests" / "golden" / "ci-formats"
+SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
+
+
+def test_sarif_output_is_valid_against_the_sarif_2_1_0_schema() -> None:
+    result = run_beeuni(["validate", "project", "--format", "sarif"], cwd=CASE)
+    log = json.loads(result.stdout)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    assert result.code == 1
+
+
+def test_sarif_describes_every_rule_and_points_results_at_repo_relative_regions() -> None:
+    log = json.loads(run_beeuni(["validate", "project", "--format", "sarif"], cwd=CASE).stdout)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    listed = json.loads(run_beeuni(["rules", "list", "--json"], cwd=CASE).stdout)
+    assert [rule["id"] for rule in rules] == [rule["id"] for rule in listed]
+    by_id = {rule["id"]: rule for rule in rules}
+    assert by_id["manifest/unknown-key"]["defaultConfiguration"] == {"level": "warning"}
+    assert by_id["tools/beeuni-override"]["defaultConfiguration"] == {"level": "note"}
+    assert "\n" not in by_id["manifest/duplicate-key"]["shortDescription"]["text"]
+    assert by_id["manifest/duplicate-key"]["fullDescription"]["text"].startswith("A key appears twice")
+    imported = [r for r in run["results"] if r["ruleId"] == "tools/unknown-beeuni-tool"][0]
+    assert rules[imported["ruleIndex"]]["id"] == "tools/unknown-beeuni-tool"
+    location = imported["locations"][0]["physicalLocation"]
+    # `  lookup: beeuni:lookp` — the value's 12 characters from column 11
+    assert location["artifactLocation"] == {"uri": "more/tools.yaml", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 2, "startColumn": 11, "endLine": 2, "endColumn": 23}
+
+
+def test_github_escapes_data_and_properties_as_github_defines() -> None:
+    assert escape_data("100%\r\nnext: a, b") == "100%25%0D%0Anext: a, b"
+    assert escape_property("100%\r\nnext: a, b") == "100%25%0D%0Anext%3A a%2C b"
+
+
+def test_github_workflow_commands_carry_severity_position_and_rule() -> None:
+    lines = run_beeuni(["validate", "project", "--format", "github"], cwd=CASE).stdout.splitlines()
+    assert lines[0].startswith("::error file=beeuni.yaml,line=5,col=15,endLine=5,endColumn=34,title=tools/beeuni-ref::")
+    assert lines[1].startswith("::notice ")
+    assert "::tool name `100%25, right: no` must" in lines[2]
+    assert "`two%0Alines`" in lines[3]
+    assert len(lines) == 6
+
+
+def test_github_appends_a_markdown_table_to_the_step_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    result = run_beeuni(
+        ["validate", "project", "--format", "github"], cwd=CASE, env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert result.code == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### beeuni: 4 errors, 1 warning, 1 info\n\n| Severity | Rule | Location |")
+    assert "| error | `tools/name-format` | `beeuni.yaml:8:3` | tool name `two lines` must be" in text
+    assert text.count("\n| ") == 2 + 6
+
+
+def test_step_summary_escapes_pipes_and_says_when_there_is_nothing() -> None:
+    found = Diagnostic("a/b", "error", "x | y", "f.yaml", 1, 1)
+    assert "| x \\| y |" in step_summary(Findings([found], [], Sources(lambda _: None)))
+    assert step_summary(Findings([], [], Sources(lambda _: None))) == "### beeuni: no problems\n\n"
+
+
+def test_gitlab_fingerprints_are_stable_when_lines_move_and_distinct_for_repeats() -> None:
+    def fingerprints(*lines: int) -> list[str]:
+        found = [Diagnostic("a/b", "warning", "same", "f.yaml", line, 3) for line in lines]
+        return [issue["fingerprint"] for issue in code_quality(Findings(found, [], Sources(lambda _: None)))]
+
+    assert fingerprints(4, 9) == fingerprints(14, 19)
+    assert len(set(fingerprints(4, 9))) == 2
+
+
+def test_gitlab_issues_have_the_fields_code_quality_reads() -> None:
+    issues = json.loads(run_beeuni(["validate", "project", "--format", "gitlab"], cwd=CASE).stdout)
+    assert {issue["severity"] for issue in issues} == {"major", "minor", "info"}
+    for issue in issues:
+        assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}
+        assert set(issue["location"]) == {"path", "lines"}
+        assert isinstance(issue["location"]["lines"]["begin"], int)
+
+
+@pytest.mark.parametrize("output_format", ["sarif", "gitlab", "github", "json"])
+def test_output_writes_the_format_to_a_file_while_the_terminal_gets_text(tmp_path: Path, output_format: str) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(CASE / "project", project)
+    target = tmp_path / "reports" / f"beeuni.{output_format}"
+    result = run_beeuni(["validate", str(project), "--format", output_format, "--output", str(target)], cwd=tmp_path)
+    plain = run_beeuni(["validate", str(project)], cwd=tmp_path)
+    alone = run_beeuni(["validate", str(project), "--format", output_format], cwd=tmp_path)
+    assert (result.stdout, result.stderr, result.code) == (plain.stdout, plain.stderr, plain.code)
+    assert target.read_text() == alone.stdout
+
+
+def test_quiet_prints_errors_only_and_keeps_the_exit_code() -> None:
+    result = run_beeuni(["validate", "project", "--quiet"], cwd=CASE)
+    assert result.code == 1
+    assert result.stderr == ""
+    assert result.stdout.count(": error[") == 4
+    assert ": warning[" not in result.stdout and ": info[" not in result.stdout
+
+
+def test_max_warnings_fails_a_run_with_more_warnings(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\ntool: {}\n")
+    assert run_beeuni(["validate", "project", "--max-warnings", "1"], cwd=tmp_path).code == 0
+    over = run_beeuni(["validate", "project", "--max-warnings", "0"], cwd=tmp_path)
+    assert over.code == 1
+    assert over.stderr.endswith("beeuni: 1 warning, more than --max-warnings 0 allows\n")
+    assert run_beeuni(["validate", "project", "--max-warnings", "-1"], cwd=tmp_path).code == 2

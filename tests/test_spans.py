@@ -1,0 +1,55 @@
+"""Where a reported value ends (``engine/spans.py``): code frames, SARIF regions and editor
+ranges all read it."""
+
+from __future__ import annotations
+
+from beeuni.engine.spans import Span, Sources
+
+SOURCE = """tools:
+  web_search: "beeuni:web_search"
+  lookup: tools/lookup.ts
+agents:
+  reviewer: {tools: [read, grep]}
+  writer:
+    tools:
+      - edit
+      - bash
+  empty:
+  ümlaut: wört
+broken: [
+"""
+
+
+def spans(text: str = SOURCE) -> Sources:
+    return Sources(lambda _: text.encode())
+
+
+def test_a_scalar_spans_its_characters_quotes_included() -> None:
+    assert spans().span("f", 2, 15) == Span(2, 15, 2, 34)
+    assert spans().span("f", 3, 11) == Span(3, 11, 3, 26)
+    assert spans().span("f", 3, 3) == Span(3, 3, 3, 9)
+
+
+def test_a_flow_collection_spans_to_its_bracket() -> None:
+    assert spans().span("f", 5, 13) == Span(5, 13, 5, 34)
+    assert spans().span("f", 5, 21) == Span(5, 21, 5, 33)
+
+
+def test_a_block_collection_spans_to_its_last_item() -> None:
+    assert spans().span("f", 8, 7) == Span(8, 7, 9, 13)
+
+
+def test_columns_count_characters_not_bytes() -> None:
+    assert spans().span("f", 11, 11) == Span(11, 11, 11, 15)
+
+
+def test_a_position_that_starts_no_value_gets_one_character() -> None:
+    assert spans().span("f", 12, 9) == Span(12, 9, 12, 10)
+    assert spans().span("f", 10, 9) == Span(10, 9, 10, 9)  # `empty:` — nothing there to mark
+    assert spans().span("f", 40, 1) == Span(40, 1, 40, 1)
+
+
+def test_an_unreadable_file_has_no_lines() -> None:
+    missing = Sources(lambda _: None)
+    assert missing.line("gone.yaml", 1) is None
+    assert missing.span("gone.yaml", 3, 4) == Span(3, 4, 3, 4)
