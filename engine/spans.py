@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import yaml
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 
 class Span(NamedTuple):
@@ -28,8 +29,8 @@ class Span(NamedTuple):
     end_column: int
 
 
-_NODE_STARTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+def _position(mark: Any) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1)
 
 
 def value_extents(data: bytes) -> dict[tuple[int, int], tuple[int, int]]:
@@ -38,17 +39,19 @@ def value_extents(data: bytes) -> dict[tuple[int, int], tuple[int, int]]:
     extents: dict[tuple[int, int], tuple[int, int]] = {}
     open_starts: list[tuple[int, int]] = []
     last_end = (1, 1)
+    events: Iterator[Any] = yaml.parse(data, Loader=yaml.CSafeLoader)
     try:
-        for event in yaml.parse(data, Loader=yaml.CSafeLoader):
-            start = (event.start_mark.line + 1, event.start_mark.column + 1)
-            if isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
-                last_end = (event.end_mark.line + 1, event.end_mark.column + 1)
+        for event in events:
+            kind = type(event)
+            start = _position(event.start_mark)
+            if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
+                last_end = _position(event.end_mark)
                 extents.setdefault(start, last_end)
-            elif isinstance(event, _NODE_STARTS):
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 open_starts.append(start)
-            elif isinstance(event, _ENDS) and open_starts:
+            elif (kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent) and open_starts:
                 if event.end_mark.index > event.start_mark.index:  # a flow collection's bracket
-                    last_end = (event.end_mark.line + 1, event.end_mark.column + 1)
+                    last_end = _position(event.end_mark)
                 extents.setdefault(open_starts.pop(), last_end)
     except yaml.YAMLError:
         pass

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import ROOT, run_beeuni
-
 from beeuni.cli.formats import Findings
 from beeuni.cli.formats.github import escape_data, escape_property, step_summary
 from beeuni.cli.formats.gitlab import code_quality
 from beeuni.engine.lang.evaluator import Diagnostic
 from beeuni.engine.spans import Sources
+from conftest import ROOT, run_beeuni
 
 CASE = ROOT / "tests" / "golden" / "ci-formats"
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
@@ -40,7 +39,7 @@ def test_sarif_describes_every_rule_and_points_results_at_repo_relative_regions(
     assert by_id["tools/beeuni-override"]["defaultConfiguration"] == {"level": "note"}
     assert "\n" not in by_id["manifest/duplicate-key"]["shortDescription"]["text"]
     assert by_id["manifest/duplicate-key"]["fullDescription"]["text"].startswith("A key appears twice")
-    imported = [r for r in run["results"] if r["ruleId"] == "tools/unknown-beeuni-tool"][0]
+    imported = next(r for r in run["results"] if r["ruleId"] == "tools/unknown-beeuni-tool")
     assert rules[imported["ruleIndex"]]["id"] == "tools/unknown-beeuni-tool"
     location = imported["locations"][0]["physicalLocation"]
     # `  lookup: beeuni:lookp` — the value's 12 characters from column 11

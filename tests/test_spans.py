@@ -3,7 +3,7 @@ ranges all read it."""
 
 from __future__ import annotations
 
-from beeuni.engine.spans import Span, Sources
+from beeuni.engine.spans import Sources, Span
 
 SOURCE = """tools:
   web_search: "beeuni:web_search"
