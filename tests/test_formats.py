@@ -127,3 +127,15 @@ def test_max_warnings_fails_a_run_with_more_warnings(tmp_path: Path) -> None:
     assert over.code == 1
     assert over.stderr.endswith("beeuni: 1 warning, more than --max-warnings 0 allows\n")
     assert run_beeuni(["validate", "project", "--max-warnings", "-1"], cwd=tmp_path).code == 2
+
+
+def test_several_manifests_make_one_report_with_paths_from_the_current_folder(tmp_path: Path) -> None:
+    for name in ("front", "back"):
+        shutil.copytree(CASE / "project", tmp_path / name)
+    log = json.loads(run_beeuni(["validate", "front", "back", "--format", "sarif"], cwd=tmp_path).stdout)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
+    assert uris == ["front/beeuni.yaml"] * 5 + ["front/more/tools.yaml"] + ["back/beeuni.yaml"] * 5 + [
+        "back/more/tools.yaml"
+    ]
+    assert log["runs"][0]["results"][5]["locations"][0]["physicalLocation"]["region"]["endColumn"] == 23
