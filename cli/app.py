@@ -21,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
-rules_app = typer.Typer(help="List and explain the rules that validate a manifest.", no_args_is_help=True)
+rules_app = typer.Typer(help="List, explain and check the rules that validate a manifest.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.add_typer(rules_app, name="rules")
 
@@ -194,6 +194,23 @@ def rules_list(
 ) -> None:
     """List every rule: id, severity and summary."""
     _exit(commands.guarded(lambda: commands.rules_list(rules, as_json)))
+
+
+@rules_app.command("check")
+def rules_check(
+    rules_dir: Annotated[
+        str | None, typer.Argument(metavar="[DIR]", help="The rules folder to check (default: the shipped rules).")
+    ] = None,
+    rules: RulesOption = None,
+) -> None:
+    """Check a rules folder without any manifest: print every problem. Exit 1 on an error."""
+    _exit(commands.guarded(lambda: commands.rules_check(_one_folder(rules_dir, rules))))
+
+
+def _one_folder(argument: str | None, option: str | None) -> str | None:
+    if argument is not None and option is not None and argument != option:
+        raise typer.BadParameter(f"two rules folders given: {argument} and --rules {option}")
+    return argument if argument is not None else option
 
 
 @rules_app.command("explain")

@@ -37,9 +37,10 @@ def guarded(command: Callable[[], int]) -> int:
 
 
 def failure_message(err: Exception) -> str:
-    """The one line that reports a failure: a rules error at its position, anything else named."""
+    """What reports a failure: a broken rule set by every problem in it, one line each, at its
+    position; anything else in one line, named."""
     if isinstance(err, RulesError):
-        return f"{err.file}:{err.line}:{err.column}: error[rules] {err.message}"
+        return err.report().rstrip("\n")
     if isinstance(err, ManifestNotFound | UsageError):
         return f"beeuni: {err}"
     if os.environ.get("BEEUNI_DEBUG"):
@@ -303,6 +304,22 @@ def rules_list(rules: str | None, as_json: bool) -> int:
     rows = [(rule["id"], rule["severity"], rule["doc"].split("\n\n")[0].replace("\n", " ")) for rule in entries]
     sys.stdout.write(report.table(("RULE", "SEVERITY", "SUMMARY"), rows))
     return EXIT_OK
+
+
+def rules_check(rules: str | None) -> int:
+    """Every problem of a rules folder, sorted; exit 1 when one is an error."""
+    from ..engine.lang.errors import Problem
+
+    try:
+        problems = [Problem(*found) for found in load_rules(rules)["problems"]]
+    except RulesError as err:
+        problems = err.problems
+    sys.stdout.write("".join(problem.text() + "\n" for problem in problems))
+    errors = sum(1 for problem in problems if problem.severity == "error")
+    warnings = len(problems) - errors
+    counts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
+    sys.stderr.write(f"{rules or 'rules'}: {', '.join(counts) or 'no problems'}\n")
+    return EXIT_ERRORS if errors else EXIT_OK
 
 
 def rules_explain(rule_id: str, rules: str | None) -> int:

@@ -4,8 +4,8 @@
     run.diagnostics()                         # sorted Diagnostic list
     run.output("session_tools")               # a value the rules define
 
-The engine reads these names of the rules — the contract between the two, documented in
-``docs/rules-language.md`` — and checks when the rules are loaded that they are all defined.
+The engine hands the rules the facts and reads back the names of ``contract.py`` (documented in
+``docs/rules-language.md``); the rules are checked against it when they are compiled.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import os
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .lang import RulesError, load_program
+from .contract import RULES_INTERFACE
+from .lang import load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation
 from .manifest import load_manifest
@@ -24,33 +25,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 MANIFEST_NAME = "beeuni.yaml"
-FACT_NAMES = frozenset({"manifest", "files", "sections", "section_keys", "load_errors"})
-#: values the rules must define
-REQUIRED_NAMES = (
-    "tools_key",
-    "session_tools",
-    "removed_beeuni_tools",
-    "tools_ls_footer",
-    "HARNESSES",
-    "DEFAULT_HARNESS",
-    "agent_names",
-    "BEEUNI_TOOLS",
-    "PLATFORM_ENV",
-    "PROVIDER_KEYS",
-    "DAEMON_MESSAGES",
-)
-#: functions the rules must define, with their number of parameters
-REQUIRED_FUNCTIONS = {
-    "agent_tools": 2,
-    "subagent_tools": 3,
-    "delegation_problem": 2,
-    "agent_secrets": 1,
-    "resolved_harness": 1,
-    "eject_plan": 1,
-    "eject_refusal": 3,
-    "eject_summary": 3,
-    "secret_name_problem": 1,
-}
 
 
 class ManifestNotFound(Exception):
@@ -103,14 +77,7 @@ def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any
     folder = os.fspath(rules_dir) if rules_dir is not None else shipped_rules()
     # The shipped rules are named as they stand in beeuni's source tree, wherever installed.
     shown = os.fspath(rules_dir) if rules_dir is not None else "rules"
-    program = load_program(folder, FACT_NAMES, display=shown)
-    missing = [name for name in REQUIRED_NAMES if name not in program["lets"]]
-    if missing:
-        raise RulesError(shown, 1, 1, f"the rules define no `{missing[0]}`, which the engine reads")
-    for name, arity in REQUIRED_FUNCTIONS.items():
-        if program["fns"].get(name) != arity:
-            raise RulesError(shown, 1, 1, f"the rules define no function `{name}` of {arity} parameters")
-    return program
+    return load_program(folder, RULES_INTERFACE, display=shown)
 
 
 def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from beeuni.engine.lang import RulesError, compile_sources
+from beeuni.engine.lang import Interface, RulesError, compile_sources
 from beeuni.engine.lang.builtins import Observer
 from beeuni.engine.lang.codegen import HELPERS
 from beeuni.engine.lang.evaluator import Evaluation, runtime_namespace
 from beeuni.engine.located import LocatedConst, LocatedStr
 from beeuni.engine.paths import Repository
 
-FACTS = frozenset({"data"})
+FACTS = Interface({"data": "any"})
 
 
 def evaluate(source: str, data: Any = None) -> Evaluation:
@@ -93,7 +93,7 @@ def test_functions_blocks_and_rules() -> None:
     ("source", "message"),
     [
         ("let a = b", "unknown name `b`"),
-        ("let a = 1\nlet a = 2", "name `a` is defined twice (first at test.rules:1)"),
+        ("let a = 1\nlet a = 2", "name `a` is defined twice: first defined at test.rules:1"),
         ("fn f(x) = x\nlet a = f", "`f` is a function: call it, `f(...)`"),
         ("fn f(x) = x\nlet a = f(1, 2)", "`f` takes 1 argument, not 2"),
         ("let a = nope(1)", "unknown function `nope`"),
@@ -111,7 +111,7 @@ def test_mistakes_in_rules_are_reported_with_a_position(source: str, message: st
 
 
 def test_a_type_mistake_at_run_time_names_the_definition() -> None:
-    run = evaluate("let a = 1 | [2]")
+    run = evaluate("let a = data | [2]", 1)
     with pytest.raises(RulesError) as caught:
         run.get("a")
     assert (caught.value.line, caught.value.message) == (1, "`a` failed: `|` needs lists, not a int")
@@ -120,3 +120,145 @@ def test_a_type_mistake_at_run_time_names_the_definition() -> None:
 def test_the_runtime_provides_every_helper_the_generated_code_uses() -> None:
     run = evaluate("let a = 1")
     assert set(HELPERS) == set(runtime_namespace(run, Observer(Repository(".")), frozenset()))
+
+
+# the checker: every problem of a rule set, before any manifest -------------------------------
+
+RECORDS = Interface(
+    {"entries": [{"name": "string", "value": "any"}], "by_key": {"*": ["string"]}},
+    values=("result",),
+    functions={"pick": ("name", "harness")},
+)
+
+
+def problems(source: str, interface: Interface = RECORDS, files: dict[str, str] | None = None) -> list[str]:
+    """Every problem the checker reports, as ``line:col: severity message`` (file name added when
+    several files are checked)."""
+    sources = [(name, text.encode()) for name, text in (files or {"test.rules": source}).items()]
+    try:
+        program = compile_sources(sources, interface)
+    except RulesError as err:
+        found = err.problems
+    else:
+        from beeuni.engine.lang.errors import Problem
+
+        found = [Problem(*item) for item in program["problems"]]
+    prefix = (lambda p: f"{p.file}:") if files else (lambda p: "")
+    return [f"{prefix(p)}{p.line}:{p.column}: {p.severity} {p.message}" for p in found]
+
+
+GOOD = "let result = 1\nfn pick(name, harness) = name\n"
+
+
+def test_a_good_rule_set_has_no_problems() -> None:
+    assert problems(GOOD) == []
+
+
+def test_every_mistake_is_reported_not_only_the_first() -> None:
+    source = GOOD + "let a = nope\nlet b = nope2(1)\nlet c = len(1, 2)\nrule x/y {\n severity error\n at a + b + c\n}\n"
+    assert problems(source) == [
+        "3:9: error unknown name `nope`",
+        "4:9: error unknown function `nope2`",
+        "5:9: error `len` takes 1 argument, not 2",
+        "6:1: error rule `x/y` has no `doc` clause",
+        "6:1: error rule `x/y` has no `message` clause",
+    ]
+
+
+def test_unused_definitions_are_warnings_and_do_not_stop_the_rules() -> None:
+    assert problems(GOOD + "let spare = 1\nfn helper(x) = spare\n") == [
+        "3:1: warning value `spare` is never used",
+        "4:1: warning function `helper` is never used",
+    ]
+
+
+def test_a_duplicate_is_reported_where_the_later_one_stands() -> None:
+    files = {"a.rules": GOOD + "let twice = 1\n", "b.rules": "let twice = 2\n"}
+    assert "b.rules:1:1: error name `twice` is defined twice: first defined at a.rules:3" in problems("", files=files)
+
+
+def test_the_names_the_host_reads_back_are_checked_with_their_kind_and_arity() -> None:
+    assert problems("fn result(x) = x\nlet pick = 1\n") == [
+        "1:1: error the engine reads `result` as a value: define it with `let`, not `fn`",
+        "2:1: error the engine calls `pick`: define it as a function, `pick(name, harness)`",
+    ]
+    assert problems("let result = 1\nfn pick(name) = name\n") == [
+        "2:1: error the engine calls `pick` with 2 arguments: `pick(name, harness)`",
+    ]
+    assert problems("let x = 1\n", files={"r/a.rules": "let x = 1\n"}) == [
+        ".:1:1: error the rules define no `result`, which the engine reads",
+        ".:1:1: error the rules define no function `pick(name, harness)`, which the engine calls",
+        "r/a.rules:1:1: warning value `x` is never used",
+    ]
+
+
+def test_syntax_errors_do_not_stop_the_other_definitions_or_files() -> None:
+    files = {
+        "a.rules": GOOD + "let a = [1,\nlet b = result\nlet c = nope\n",
+        "b.rules": 'rule x/y {\n  severity error\n  doc "d"\n  at 1\n  message b + c\n\nlet d = 1\n',
+    }
+    assert problems("", files=files) == [
+        "a.rules:4:1: error unexpected `let`: the `[` opened at 3:9 is never closed",
+        "a.rules:5:9: error unknown name `nope`",
+        "b.rules:7:10: error unexpected end of file: the `{` opened at 1:10 is never closed",
+    ]  # `a`, lost to the syntax error, is not reported as unknown, nor `b` and `c` as unused
+
+
+def test_a_field_a_fact_does_not_have_is_an_error_with_a_suggestion() -> None:
+    rule = 'rule x/y {\n severity error\n doc "d"\n for e in entries\n when named(e)\n at e.valeu\n message "m"\n}\n'
+    source = GOOD + "fn named(e) = e.nmae\n" + rule
+    assert problems(source) == [
+        "3:15: error no field `nmae` here; did you mean `name`? (fields: name, value)",
+        "9:5: error no field `valeu` here; did you mean `value`? (fields: name, value)",
+    ]
+
+
+def test_fields_of_records_built_by_the_rules_are_checked_through_lets_and_built_ins() -> None:
+    source = (
+        GOOD
+        + 'let made = [{name: "a", kind: "b"}]\n'
+        + 'let index = index_by(made, "name")\n'
+        + 'let used = [index["a"].knd, first(made).name, values(by_key)]\n'
+        + 'let grouped = group_by(entries, "nam")\n'
+        + 'rule x/y {\n severity error\n doc "d"\n when used and grouped\n at 1\n message "m"\n}\n'
+    )
+    assert problems(source) == [
+        "5:13: error no field `knd` here; did you mean `kind`? (fields: kind, name)",
+        "6:33: error no field `nam` here; did you mean `name`? (fields: name, value)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ('f"a{1}" + 1', "cannot add a string and a number"),
+        ('[1] + "a"', "cannot add a list and a string"),
+        ('"a" | ["b"]', "`|` (union) needs lists, not a string"),
+        ("1 in 2", "`in` needs a list, map or string on its right, not a number"),
+        ("[1].name", "`.name` of a list is always null: only maps have fields"),
+        ('matches("a", 1)', "the pattern of `matches` must be a string, not a number"),
+        ('matches("a", "[a-")', "regular expression `[a-` does not compile: unterminated character set at position 0"),
+    ],
+)
+def test_an_operation_that_can_never_work_is_an_error_even_where_no_manifest_reaches(
+    expression: str, message: str
+) -> None:
+    found = problems(f"let result = if false then {expression} else 1\nfn pick(name, harness) = name\n")
+    assert [entry.split(" ", 2)[2] for entry in found] == [message]
+
+
+def test_a_regular_expression_is_traced_through_lets_to_where_it_is_written() -> None:
+    files = {
+        "a.rules": GOOD + 'let PATTERN = PREFIX + "[a-"\nlet ok = matches(result, PATTERN)\n',
+        "b.rules": 'let PREFIX = "^"\nrule x/y {\n severity error\n doc "d"\n when ok\n at 1\n message "m"\n}\n',
+    }
+    assert problems("", files=files) == [
+        "a.rules:3:15: error regular expression `^[a-` does not compile: unterminated character set at position 1"
+    ]
+
+
+def test_cycles_are_reported_once_each() -> None:
+    assert [p for p in problems(GOOD + "let a = b\nlet b = a\nlet c = c\n") if "error" in p] == [
+        "3:1: error `a` depends on itself: a -> b -> a",
+        "5:1: error `c` depends on itself: c -> c",
+    ]

@@ -13,14 +13,20 @@ from typing import TYPE_CHECKING
 
 from . import cache
 from .errors import RulesError
+from .interface import Interface
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from .errors import Problem
+
 HERE = os.path.dirname(__file__)
 GRAMMAR = os.path.join(HERE, "grammar.lark")
 #: what the cached program was made with: a new version of any of these compiles the rules anew
-COMPILER = [GRAMMAR, *(os.path.join(HERE, name) for name in ("parser.py", "checker.py", "codegen.py"))]
+COMPILER = [
+    GRAMMAR,
+    *(os.path.join(HERE, name) for name in ("parser.py", "checker.py", "types.py", "codegen.py")),
+]
 
 
 def rules_files(folder: str) -> list[str]:
@@ -28,9 +34,10 @@ def rules_files(folder: str) -> list[str]:
     return [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".rules")]
 
 
-def load_program(folder: str, fact_names: frozenset[str], display: str | None = None) -> dict[str, Any]:
+def load_program(folder: str, interface: Interface, display: str | None = None) -> dict[str, Any]:
     """The checked program of the rules in ``folder``; ``display`` is how to name the folder in
-    messages (default: as given)."""
+    messages (default: as given). A rule set with an error raises ``RulesError`` with every
+    problem found; the warnings of a good one are the program's ``problems``."""
     shown = display if display is not None else folder
     try:
         paths = rules_files(folder)
@@ -38,32 +45,55 @@ def load_program(folder: str, fact_names: frozenset[str], display: str | None = 
         raise RulesError(shown, 1, 1, f"cannot read the rules folder: {err.strerror}") from None
     if not paths:
         raise RulesError(shown, 1, 1, "the rules folder holds no *.rules file")
-    key = cache.cache_key([*COMPILER, *paths], f"{shown}\n{','.join(sorted(fact_names))}")
+    key = cache.cache_key([*COMPILER, *paths], f"{shown}\n{interface.fingerprint()}")
     program: dict[str, Any] | None = cache.read(key)
     if program is None:
         sources = []
         for path in paths:
             with open(path, "rb") as handle:
                 sources.append((f"{shown}/{os.path.basename(path)}", handle.read()))
-        program = compile_sources(sources, fact_names)
+        program = compile_sources(sources, interface, folder, shown)
         cache.write(key, program)
     return program
 
 
-def compile_sources(sources: list[tuple[str, bytes]], fact_names: frozenset[str]) -> dict[str, Any]:
-    """Parse and check rules sources — the slow path, the only one that imports Lark."""
-    from .checker import build_program
+def compile_sources(
+    sources: list[tuple[str, bytes]], interface: Interface, folder: str = ".", shown: str = "."
+) -> dict[str, Any]:
+    """Parse and check rules sources — the slow path, the only one that imports Lark. ``folder``
+    (named ``shown`` in messages) is where they were read, for the interface's own checks."""
+    from .checker import check_program
     from .codegen import compile_program
+    from .errors import Problem
     from .parser import parse_rules
 
     definitions = []
+    problems: list[Problem] = []
+    lost: set[str] = set()
     for name, data in sources:
         try:
             source = data.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise RulesError(name, 1, 1, f"not UTF-8: {err.reason}") from None
-        definitions.extend(parse_rules(source, name))
-    return compile_program(build_program(definitions, fact_names))
+            problems.append(Problem(name, 1, 1, f"not UTF-8: {err.reason}"))
+            continue
+        parsed = parse_rules(source, name)
+        definitions.extend(parsed.definitions)
+        problems.extend(parsed.problems)
+        lost |= parsed.lost_names
+    checked, found = check_program(definitions, interface, shown, frozenset(lost) if problems else None)
+    problems.extend(found)
+    if not _has_error(problems):
+        program = compile_program(checked)
+        for check in interface.checks:
+            problems.extend(check(program, folder, shown))
+    if _has_error(problems):
+        raise RulesError.of(problems)
+    program["problems"] = [problem.as_tuple() for problem in sorted(problems, key=Problem.sort_key)]
+    return program
 
 
-__all__ = ["RulesError", "load_program"]
+def _has_error(problems: list[Problem]) -> bool:
+    return any(problem.severity == "error" for problem in problems)
+
+
+__all__ = ["Interface", "RulesError", "load_program"]

@@ -1,27 +1,82 @@
 """Static checks of a parsed rule set, done once when the rules are compiled.
 
-What passes here cannot fail for the rules' own sake at run time except by a type mistake on
-data (a set operator on a number): every name is defined, every call has a valid arity, no
-definition depends on itself (so every evaluation ends), and every rule has what it needs.
+Every check records what it finds and goes on, so that one run reports every problem (like a
+compiler, unlike an interpreter that stops at the first). The checks, in order:
 
-The result is the *program*: one dict of definitions, ready for ``marshal`` and ``evaluator``.
+1. definitions: each name defined once (the later one is reported), no built-in redefined, each
+   rule with the clauses it needs (``CLAUSES``);
+2. names (``_NameChecker``): every name and function known, every call with a valid arity;
+3. cycles: no definition depends on itself (so every evaluation ends);
+4. the interface: the names the host reads back exist, as values or as functions of the right
+   arity; definitions nothing reaches are warned about;
+5. types (``types.TypeChecker``): fields of facts and records, operators that can never work,
+   regular expressions that do not compile.
+
+A further check plugs in as one more function called by ``check_program`` (language-wide), or as
+an ``Interface`` check (one host's, on the compiled program). The result is the *program* — one
+dict of definitions, ready for the code generator — and the problems found; the program is good
+to run only when no problem is an error.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .builtins import BUILTINS
-from .errors import RulesError
+from .errors import Problem
+from .types import check_types
+
+if TYPE_CHECKING:
+    from .interface import Interface
 
 Node = dict[str, Any]
 
 SEVERITIES = ("error", "warning", "info")
-REQUIRED_CLAUSES = ("severity", "doc", "at", "message")
+#: a rule's clauses that appear once: whether it must have one, and whether it holds a plain
+#: value (``severity``, ``doc``) or an expression. The others (for, let, when) are its steps.
+CLAUSES = {
+    "severity": (True, "value"),
+    "doc": (True, "value"),
+    "at": (True, "expr"),
+    "message": (True, "expr"),
+}
 
 
-def build_program(definitions: list[Node], fact_names: frozenset[str]) -> Node:
-    """Check the definitions of every rules file together; return the program."""
+class Findings:
+    """The problems found so far, each with the file it is in."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, node: Node, message: str, file: str, severity: str = "error") -> None:
+        line, column = node.get("pos", [1, 1])
+        self.problems.append(Problem(file, line, column, message, severity))
+
+
+def check_program(
+    definitions: list[Node], interface: Interface, folder: str, lost_names: frozenset[str] | None = None
+) -> tuple[Node, list[Problem]]:
+    """Check the definitions of every rules file together. ``folder`` is the rules folder as
+    shown, for a problem of the whole. ``lost_names``, when some part did not parse, are the
+    names defined there: using them is not reported again, and nothing is called unused (what
+    used it may be in the part that was lost)."""
+    complete = lost_names is None
+    lost_names = lost_names or frozenset()
+    found = Findings()
+    program = _collect(definitions, interface, found)
+    names = _NameChecker(program, interface, lost_names, found)
+    for node in (*program["lets"].values(), *program["fns"].values(), *program["rules"]):
+        names.definition(node)
+    cyclic = _cycles(names.depends, found)
+    _interface(program, interface, folder, lost_names, found)
+    if complete:
+        _unused(program, names, interface, found)
+    if not cyclic:
+        check_types(program, interface, found)
+    return program, found.problems
+
+
+def _collect(definitions: list[Node], interface: Interface, found: Findings) -> Node:
     lets: dict[str, Node] = {}
     fns: dict[str, Node] = {}
     rules: list[Node] = []
@@ -29,62 +84,68 @@ def build_program(definitions: list[Node], fact_names: frozenset[str]) -> Node:
     seen_rules: dict[str, Node] = {}
     for node in definitions:
         if node["t"] == "rule":
-            _unique(node, node["id"], seen_rules, "rule")
-            rules.append(_rule(node))
+            if _unique(node, node["id"], seen_rules, "rule", found):
+                rules.append(_rule(node, found))
             continue
-        if node["name"] in fact_names or node["name"] in BUILTINS:
-            _fail(node, f"`{node['name']}` is a built-in name and cannot be redefined")
-        _unique(node, node["name"], seen, "name")
-        (lets if node["t"] == "let" else fns)[node["name"]] = node
-
-    checker = _NameChecker(lets, fns, fact_names)
-    for node in (*lets.values(), *fns.values(), *rules):
-        checker.definition(node)
-    _no_cycles(checker.depends)
+        name = node["name"]
+        if name in interface.facts or name in BUILTINS:
+            found.add(node, f"`{name}` is a built-in name and cannot be redefined", node["file"])
+            continue
+        if _unique(node, name, seen, "name", found):
+            (lets if node["t"] == "let" else fns)[name] = node
     return {"lets": lets, "fns": fns, "rules": rules}
 
 
-def _fail(node: Node, message: str, file: str | None = None) -> None:
-    line, column = node.get("pos", [1, 1])
-    raise RulesError(file or node["file"], line, column, message)
-
-
-def _unique(node: Node, name: str, seen: dict[str, Node], what: str) -> None:
+def _unique(node: Node, name: str, seen: dict[str, Node], what: str, found: Findings) -> bool:
+    """Whether ``name`` is new; a second definition is reported where it stands."""
     first = seen.get(name)
     if first is not None:
         where = f"{first['file']}:{first['pos'][0]}"
-        _fail(node, f"{what} `{name}` is defined twice (first at {where})")
+        found.add(node, f"{what} `{name}` is defined twice: first defined at {where}", node["file"])
+        return False
     seen[name] = node
+    return True
 
 
-def _rule(node: Node) -> Node:
-    """Fold a rule's clauses: one severity, doc, at and message; the rest, in order, as steps."""
+def _rule(node: Node, found: Findings) -> Node:
+    """Fold a rule's clauses: one of each in ``CLAUSES``; the rest, in order, as steps."""
     rule: Node = {"t": "rule", "id": node["id"], "pos": node["pos"], "file": node["file"], "steps": []}
+    file = node["file"]
     for clause in node["clauses"]:
         kind = clause["t"]
-        if kind in REQUIRED_CLAUSES:
-            if kind in rule:
-                _fail(clause, f"rule `{node['id']}` has two `{kind}` clauses", node["file"])
-            rule[kind] = clause["value"] if kind in ("severity", "doc") else clause["expr"]
-            if kind == "severity" and clause["value"] not in SEVERITIES:
-                allowed = ", ".join(SEVERITIES)
-                _fail(clause, f"unknown severity `{clause['value']}`; allowed: {allowed}", node["file"])
-        else:
+        if kind not in CLAUSES:
             rule["steps"].append(clause)
-    missing = [kind for kind in REQUIRED_CLAUSES if kind not in rule]
-    if missing:
-        _fail(node, f"rule `{node['id']}` has no `{missing[0]}` clause")
+            continue
+        if kind in rule:
+            found.add(clause, f"rule `{node['id']}` has two `{kind}` clauses", file)
+            continue
+        rule[kind] = clause["value"] if CLAUSES[kind][1] == "value" else clause["expr"]
+        if kind == "severity" and clause["value"] not in SEVERITIES:
+            allowed = ", ".join(SEVERITIES)
+            found.add(clause, f"unknown severity `{clause['value']}`; allowed: {allowed}", file)
+        if kind == "doc" and not clause["value"].strip():
+            found.add(clause, f"rule `{node['id']}` has an empty doc: say what it checks and why", file)
+    for kind, (required, form) in CLAUSES.items():
+        if kind not in rule:
+            if required:
+                found.add(node, f"rule `{node['id']}` has no `{kind}` clause", file)
+            rule[kind] = "" if form == "value" else {"t": "value", "value": None, "pos": node["pos"]}
     return rule
 
 
 class _NameChecker:
     """Walks every expression with the names in scope; records what each definition uses."""
 
-    def __init__(self, lets: dict[str, Node], fns: dict[str, Node], facts: frozenset[str]) -> None:
-        self.lets = lets
-        self.fns = fns
-        self.facts = facts
+    def __init__(self, program: Node, interface: Interface, lost: frozenset[str], found: Findings) -> None:
+        self.lets: dict[str, Node] = program["lets"]
+        self.fns: dict[str, Node] = program["fns"]
+        self.facts = frozenset(interface.facts)
+        self.lost = lost
+        self.found = found
+        #: definition name → (its node, the top-level names it uses)
         self.depends: dict[str, tuple[Node, set[str]]] = {}
+        #: the top-level names the rules use
+        self.used_by_rules: set[str] = set()
         self.file = ""
         self.uses: set[str] = set()
 
@@ -96,21 +157,20 @@ class _NameChecker:
         elif node["t"] == "fn":
             params = node["params"]
             if len(set(params)) != len(params):
-                _fail(node, f"function `{node['name']}` names a parameter twice")
+                self.found.add(node, f"function `{node['name']}` names a parameter twice", self.file)
             self.expr(node["body"], frozenset(params))
         else:
             scope: frozenset[str] = frozenset()
             for step in node["steps"]:
+                self.expr(step.get("iter", step.get("expr")), scope)
                 if step["t"] == "for":
-                    self.expr(step["iter"], scope)
                     scope = scope | set(step["vars"])
                 elif step["t"] == "let_clause":
-                    self.expr(step["expr"], scope)
                     scope = scope | {step["name"]}
-                else:
-                    self.expr(step["expr"], scope)
-            self.expr(node["at"], scope)
-            self.expr(node["message"], scope)
+            for kind, (_, form) in CLAUSES.items():
+                if form == "expr":
+                    self.expr(node[kind], scope)
+            self.used_by_rules |= self.uses
             return
         self.depends[node["name"]] = (node, self.uses)
 
@@ -150,15 +210,17 @@ class _NameChecker:
 
     def name(self, node: Node, scope: frozenset[str]) -> None:
         name = node["name"]
-        if name in scope or name in self.facts:
+        if name in scope or name in self.facts or name in self.lost:
             return
         if name in self.lets:
             self.uses.add(name)
             return
         if name in self.fns:
-            _fail(node, f"`{name}` is a function: call it, `{name}(...)`", self.file)
+            self.uses.add(name)
+            self.found.add(node, f"`{name}` is a function: call it, `{name}(...)`", self.file)
+            return
         known = sorted({*scope, *self.lets, *self.facts})
-        _fail(node, f"unknown name `{name}`{_suggest(name, known)}", self.file)
+        self.found.add(node, f"unknown name `{name}`{suggest(name, known)}", self.file)
 
     def call(self, node: Node) -> None:
         name, count = node["fn"], len(node["args"])
@@ -166,42 +228,95 @@ class _NameChecker:
             self.uses.add(name)
             expected = len(self.fns[name]["params"])
             if count != expected:
-                _fail(node, f"`{name}` takes {_count(expected)}, not {count}", self.file)
+                self.found.add(node, f"`{name}` takes {_count(expected)}, not {count}", self.file)
             return
         builtin = BUILTINS.get(name)
         if builtin is None:
-            known = sorted({*BUILTINS, *self.fns})
-            _fail(node, f"unknown function `{name}`{_suggest(name, known)}", self.file)
+            if name in self.lets:
+                self.uses.add(name)
+                self.found.add(node, f"`{name}` is a value, not a function: write `{name}`", self.file)
+            elif name not in self.lost:
+                known = sorted({*BUILTINS, *self.fns})
+                self.found.add(node, f"unknown function `{name}`{suggest(name, known)}", self.file)
             return
         low, high, _, _ = builtin
         if not low <= count <= high:
-            _fail(node, f"`{name}` takes {_count(low)}, not {count}", self.file)
+            self.found.add(node, f"`{name}` takes {_count(low)}, not {count}", self.file)
 
 
 def _count(n: int) -> str:
     return "1 argument" if n == 1 else f"{n} arguments"
 
 
-def _suggest(name: str, known: list[str]) -> str:
+def suggest(name: str, known: list[str]) -> str:
+    """``; did you mean `x`?`` for the closest of ``known``, or nothing."""
     import difflib
 
     found = difflib.get_close_matches(name, known, n=1)
     return f"; did you mean `{found[0]}`?" if found else ""
 
 
-def _no_cycles(depends: dict[str, tuple[Node, set[str]]]) -> None:
-    """A definition that needs itself, directly or not, would never finish: refuse it."""
+def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> bool:
+    """A definition that needs itself, directly or not, would never finish: report each cycle
+    once, at the definition where the walk closes it. Whether there was one."""
     done: set[str] = set()
+    cyclic = False
 
     def visit(name: str, path: list[str]) -> None:
-        if name in done:
+        nonlocal cyclic
+        if name in done or name not in depends:
             return
         if name in path:
             cycle = " -> ".join([*path[path.index(name) :], name])
-            _fail(depends[name][0], f"`{name}` depends on itself: {cycle}")
+            node = depends[name][0]
+            found.add(node, f"`{name}` depends on itself: {cycle}", node["file"])
+            cyclic = True
+            return
         for used in sorted(depends[name][1]):
             visit(used, [*path, name])
         done.add(name)
 
     for name in sorted(depends):
         visit(name, [])
+    return cyclic
+
+
+def _interface(program: Node, interface: Interface, folder: str, lost: frozenset[str], found: Findings) -> None:
+    """The names the host reads back: each a value, or a function of the parameters it passes."""
+    for name in interface.values:
+        if name in program["lets"] or name in lost:
+            continue
+        if name in program["fns"]:
+            node = program["fns"][name]
+            found.add(node, f"the engine reads `{name}` as a value: define it with `let`, not `fn`", node["file"])
+        else:
+            found.problems.append(Problem(folder, 1, 1, f"the rules define no `{name}`, which the engine reads"))
+    for name, params in interface.functions.items():
+        wanted = f"`{name}({', '.join(params)})`"
+        if name in lost:
+            continue
+        if name in program["lets"]:
+            node = program["lets"][name]
+            found.add(node, f"the engine calls `{name}`: define it as a function, {wanted}", node["file"])
+        elif name not in program["fns"]:
+            message = f"the rules define no function {wanted}, which the engine calls"
+            found.problems.append(Problem(folder, 1, 1, message))
+        elif len(program["fns"][name]["params"]) != len(params):
+            node = program["fns"][name]
+            found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
+
+
+def _unused(program: Node, names: _NameChecker, interface: Interface, found: Findings) -> None:
+    """A definition no rule and no name the host reads reaches, directly or not, does nothing."""
+    reached: set[str] = set()
+    pending = [*names.used_by_rules, *interface.values, *interface.functions]
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        pending.extend(names.depends.get(name, (None, set()))[1])
+    for kind, what in (("lets", "value"), ("fns", "function")):
+        for name, node in program[kind].items():
+            if name not in reached:
+                found.add(node, f"{what} `{name}` is never used", node["file"], "warning")

@@ -1,15 +1,53 @@
-"""The one error a rules file can raise: a mistake, reported like a manifest diagnostic."""
+"""What a rules folder can be told: problems with a position, and the error that carries them."""
 
 from __future__ import annotations
 
 
-class RulesError(Exception):
-    """A mistake in a rules file — syntax, an unknown name, a wrong arity, a missing clause — or
-    a rule that failed while it ran. ``file`` is the rules file as the user named it."""
+class Problem:
+    """One finding about a rules file: ``severity`` is ``error`` or ``warning``; ``file`` is the
+    rules file as the user named it."""
 
-    def __init__(self, file: str, line: int, column: int, message: str) -> None:
-        super().__init__(f"{file}:{line}:{column}: {message}")
+    __slots__ = ("column", "file", "line", "message", "severity")
+
+    def __init__(self, file: str, line: int, column: int, message: str, severity: str = "error") -> None:
         self.file = file
         self.line = line
         self.column = column
         self.message = message
+        self.severity = severity
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.severity, self.message)
+
+    def text(self) -> str:
+        """The report line: ``file:line:col: error[rules] message``."""
+        return f"{self.file}:{self.line}:{self.column}: {self.severity}[rules] {self.message}"
+
+    def as_tuple(self) -> tuple[str, int, int, str, str]:
+        """For the rule cache (``marshal`` takes tuples, not objects)."""
+        return (self.file, self.line, self.column, self.message, self.severity)
+
+
+class RulesError(Exception):
+    """A rules folder that cannot run: every problem found in it (at least one error), sorted.
+    ``file``, ``line``, ``column`` and ``message`` are those of the first error."""
+
+    def __init__(self, file: str, line: int, column: int, message: str) -> None:
+        self.problems = [Problem(file, line, column, message)]
+        super().__init__(self.problems[0].text())
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+
+    @classmethod
+    def of(cls, problems: list[Problem]) -> RulesError:
+        """The error of a rule set with these problems, of which at least one is an error."""
+        ordered = sorted(problems, key=Problem.sort_key)
+        first = next(problem for problem in ordered if problem.severity == "error")
+        error = cls(first.file, first.line, first.column, first.message)
+        error.problems = ordered
+        return error
+
+    def report(self) -> str:
+        return "".join(problem.text() + "\n" for problem in self.problems)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from .errors import RulesError
+from .errors import Problem, RulesError
 
 Node = dict[str, Any]
 
@@ -49,16 +49,123 @@ def _lark() -> Lark:
     )
 
 
-def parse_rules(source: str, file: str) -> list[Node]:
-    """Parse one rules file into its list of definitions."""
-    tree = _parse(source, file, "start", (1, 1))
+#: a line that starts a definition: where parsing resumes after a syntax error
+_DEFINITION_START = re.compile(r"(let|fn|rule)\b")
+_DEFINED_NAME = re.compile(r"(?:let|fn)\s+(\w+)")
+_OPENING = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
+_CLOSING = {"RPAR", "RSQB", "RBRACE"}
+
+
+class ParsedFile:
+    """A rules file's definitions, its syntax errors, and the names defined in the parts that did
+    not parse (so that their uses elsewhere are not reported as unknown as well)."""
+
+    def __init__(self) -> None:
+        self.definitions: list[Node] = []
+        self.problems: list[Problem] = []
+        self.lost_names: set[str] = set()
+
+
+def parse_rules(source: str, file: str) -> ParsedFile:
+    """Parse one rules file. A syntax error does not end the reading: it is recorded, and parsing
+    resumes at the next line that starts a definition (``let``, ``fn`` or ``rule`` in column 1)."""
+    parsed = ParsedFile()
+    lines = source.splitlines(keepends=True)
+    _parse_lines(lines, 0, len(lines), file, parsed)
+    return parsed
+
+
+def _parse_lines(lines: list[str], start: int, end: int, file: str, parsed: ParsedFile) -> None:
+    """Parse ``lines[start:end]`` into ``parsed``, recovering from syntax errors: the definition
+    that does not parse is skipped (its names noted), the ones around it are kept."""
+    while start < end:
+        origin = (start + 1, 1)
+        text = "".join(lines[start:end])
+        try:
+            tree = _lark().parse(text, start="start")
+        except UnexpectedInput as err:
+            line, column = _shift(*_error_position(text, err), origin)
+            index = min(line, end) - 1
+            token = getattr(err, "token", None)
+            at_end = isinstance(err, UnexpectedEOF) or (token is not None and token.type == "$END")
+            # The parser stopped at the end, or on a line that starts a new definition: if a
+            # bracket is still open there, the definition before was never closed.
+            boundary = end if at_end else index if index > start and _DEFINITION_START.match(lines[index]) else None
+            opened = _open_bracket(lines, start, boundary) if boundary is not None else None
+            if opened is not None and boundary is not None:
+                bracket, bracket_line, bracket_column = opened
+                if not at_end:
+                    line, column = index + 1, 1
+                found = "end of file" if at_end else f"`{lines[index].split()[0]}`"
+                where = f"{bracket_line}:{bracket_column}"
+                message = f"unexpected {found}: the `{bracket}` opened at {where} is never closed"
+                broken = _definition_at(lines, bracket_line - 1, start)
+                resume = boundary
+            else:
+                message = _describe(err)
+                broken = _definition_at(lines, index, start)
+                resume = _next_definition(lines, index, end)
+            parsed.problems.append(Problem(file, line, column, message))
+            if broken > start:  # the definitions before the broken one
+                _parse_lines(lines, start, broken, file, parsed)
+            for lost in lines[broken:resume]:
+                found_name = _DEFINED_NAME.match(lost)
+                if found_name:
+                    parsed.lost_names.add(found_name.group(1))
+            start = max(resume, start + 1)
+            continue
+        _transform(tree, file, origin, parsed)
+        return
+
+
+def _error_position(text: str, err: UnexpectedInput) -> tuple[int, int]:
+    """Where the parser stopped; the end of the file is just after its last character."""
+    token = getattr(err, "token", None)
+    if err.line > 0 and (token is None or token.type != "$END"):
+        return err.line, err.column
+    content = text.rstrip()
+    return content.count("\n") + 1, len(content) - content.rfind("\n")
+
+
+def _transform(tree: Tree[Token], file: str, origin: tuple[int, int], parsed: ParsedFile) -> None:
+    transformer = _ToAst(file, parsed.problems, origin)
+    definitions: list[Node] = transformer.transform(tree)
+    if origin != (1, 1):
+        _shift_positions(definitions, origin)
+    parsed.definitions.extend(definitions)
+
+
+def _definition_at(lines: list[str], index: int, start: int) -> int:
+    """The line where the definition holding line ``index`` begins (at least ``start``)."""
+    for candidate in range(index, start, -1):
+        if _DEFINITION_START.match(lines[candidate]):
+            return candidate
+    return start
+
+
+def _next_definition(lines: list[str], index: int, end: int) -> int:
+    """The first line after ``index`` that starts a definition (or ``end``)."""
+    for candidate in range(index + 1, end):
+        if _DEFINITION_START.match(lines[candidate]):
+            return candidate
+    return end
+
+
+def _open_bracket(lines: list[str], start: int, end: int) -> tuple[str, int, int] | None:
+    """The innermost bracket left open in ``lines[start:end]``, with its line and column."""
+    stack: list[Token] = []
     try:
-        result: list[Node] = _ToAst(file).transform(tree)
-    except VisitError as err:
-        if isinstance(err.orig_exc, RulesError):
-            raise err.orig_exc from None
-        raise
-    return result
+        for item in _lark().lex("".join(lines[start:end])):
+            if item.type in _OPENING:
+                stack.append(item)
+            elif item.type in _CLOSING and stack:
+                stack.pop()
+    except UnexpectedInput:
+        pass  # a character the lexer refuses: what came before it is enough
+    if not stack:
+        return None
+    opened = stack[-1]
+    return str(opened), start + (opened.line or 1), opened.column or 1
 
 
 def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[Token]:
@@ -111,9 +218,15 @@ def _pos(meta: Any) -> list[int]:
 
 @v_args(meta=True)
 class _ToAst(Transformer[Token, Any]):
-    def __init__(self, file: str) -> None:
+    """Lark's tree → plain nodes. A mistake inside a template is recorded in ``problems`` (its
+    position shifted by ``origin``, where the parsed text begins in the file) and the template
+    left empty, so that the rest of the file is still checked."""
+
+    def __init__(self, file: str, problems: list[Problem], origin: tuple[int, int] = (1, 1)) -> None:
         super().__init__()
         self.file = file
+        self.problems = problems
+        self.origin = origin
 
     # definitions ---------------------------------------------------------------------------
 
@@ -219,8 +332,13 @@ class _ToAst(Transformer[Token, Any]):
         return {"t": "value", "value": decode_string(str(items[0])), "pos": _pos(meta)}
 
     def template(self, meta: Any, items: list[Token]) -> Node:
-        token = items[0]
-        return {"t": "template", "parts": self._template_parts(token), "pos": _pos(meta)}
+        try:
+            parts = self._template_parts(items[0])
+        except RulesError as err:
+            line, column = _shift(err.line, err.column, self.origin)
+            self.problems.append(Problem(self.file, line, column, err.message))
+            parts = []
+        return {"t": "template", "parts": parts, "pos": _pos(meta)}
 
     def number(self, meta: Any, items: list[Token]) -> Node:
         text = str(items[0])
@@ -288,7 +406,7 @@ class _ToAst(Transformer[Token, Any]):
                 text = ""
             origin = (token.line or 1, (token.column or 1) + i + 3)
             tree = _parse(body[i + 1 : end], self.file, "expr", origin)
-            parts.append(_shift_positions(_ToAst(self.file).transform(tree), origin))
+            parts.append(_shift_positions(_ToAst(self.file, self.problems).transform(tree), origin))
             i = end + 1
         if text:
             parts.append(text)

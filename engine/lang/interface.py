@@ -1,0 +1,49 @@
+"""What a host program hands a rule set and reads back from it — the language's side of the
+contract. The engine's side, with its facts and names, is ``engine/contract.py``.
+
+Shapes of facts are written as data, the way JSON Schema is, but shorter:
+
+    "string", "number", "bool", "any"        a value of that type ("any": manifest data)
+    ["shape"]                                a list of items of that shape
+    {"*": shape}                             a map from strings to values of that shape
+    {"field": shape, ...}                    a record: a map with exactly these fields
+
+The checker reads them to find a misspelled field (``t.nmae``) before any manifest does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from .errors import Problem
+
+    #: A further check of a whole rules folder: (compiled program, folder, folder as shown) → problems.
+    FolderCheck = Callable[[dict[str, Any], str, str], list[Problem]]
+
+
+class Interface:
+    """``facts``: name → shape of each value the host hands over; ``values``: the ``let`` names
+    it reads back; ``functions``: the functions it calls, with their parameters' names;
+    ``checks``: further checks of a rules folder, run when it is compiled (after the language's
+    own, on a program without errors)."""
+
+    def __init__(
+        self,
+        facts: Mapping[str, Any],
+        values: Sequence[str] = (),
+        functions: Mapping[str, Sequence[str]] | None = None,
+        checks: Sequence[FolderCheck] = (),
+    ) -> None:
+        self.facts = dict(facts)
+        self.values = tuple(values)
+        self.functions = {name: tuple(params) for name, params in (functions or {}).items()}
+        self.checks = tuple(checks)
+
+    def fingerprint(self) -> str:
+        """What the compiled program depends on, for the rule cache's key."""
+        checks = [f"{check.__module__}.{check.__qualname__}" for check in self.checks]
+        return repr((self.facts, self.values, self.functions, checks))
