@@ -12,14 +12,16 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..engine.edit import EditRefused, add_section, set_entry
+from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
 from ..engine.lang.values import text
 from ..engine.project import open_project
 from .commands import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
+    from ..engine.paths import Repository
     from ..engine.project import ProjectRun
 
 SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "daemon", "beeuni_tools")
@@ -52,8 +54,11 @@ def _eject(run: ProjectRun, name: str, force: bool) -> tuple[str, str]:
     plan: dict[str, Any] = run.call("eject_plan", name)
     module_path = str(plan["path"])
     repo = run.repo
-    if repo.exists(module_path) and not force:
+    module_target = _writable(repo, module_path, refuse)
+    if os.path.lexists(module_target) and not force:
         raise refuse("exists", module_path)
+    if os.path.isdir(module_target):
+        raise refuse("is-folder", module_path)
     declaration = plan["declaration"]
     current = declaration["value"] if declaration is not None else None
     if isinstance(current, str) and current not in (plan["beeuni_value"], module_path) and not force:
@@ -61,22 +66,40 @@ def _eject(run: ProjectRun, name: str, force: bool) -> tuple[str, str]:
 
     with open(os.path.join(SHIPPED, str(plan["shipped"])), "rb") as handle:
         source = handle.read()
-    manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path)
+    manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path, refuse)
 
-    previous = _read(repo.absolute(module_path))
+    previous = _read(module_target)
     repo.write_atomically(module_path, source)
     try:
-        repo.write_atomically(manifest_file, new_manifest.encode("utf-8"))
+        repo.write_atomically(manifest_file, new_manifest)
     except BaseException:
         if previous is None:
-            os.unlink(repo.absolute(module_path))
+            os.unlink(module_target)
         else:
             repo.write_atomically(module_path, previous)
         raise
     return module_path, manifest_file
 
 
-def _edited_manifest(run: ProjectRun, plan: dict[str, Any], name: str, module_path: str) -> tuple[str, str]:
+def _writable(repo: Repository, relative: str, refuse: Callable[[str, str], Refusal]) -> str:
+    """Where writing ``relative`` lands — a symbolic link inside the repository is followed —
+    or a refusal: the path leads out of the repository, or a file stands where a folder must."""
+    target = repo.real_target(relative)
+    if target is None:
+        raise refuse("outside", relative)
+    if os.path.islink(target):  # a link that resolves to itself: a loop
+        raise refuse("link-loop", relative)
+    folder = os.path.dirname(target)
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise refuse("not-folder", os.path.relpath(folder, repo.root))
+    return target
+
+
+def _edited_manifest(
+    run: ProjectRun, plan: dict[str, Any], name: str, module_path: str, refuse: Callable[[str, str], Refusal]
+) -> tuple[str, bytes]:
     section, comment = str(plan["section"]), str(plan["comment"])
     declaration = plan["declaration"]
     if declaration is not None:
@@ -85,13 +108,14 @@ def _edited_manifest(run: ProjectRun, plan: dict[str, Any], name: str, module_pa
         manifest_file = str(plan["tools_file"])
     else:
         manifest_file = run.manifest
-    with open(run.repo.absolute(manifest_file), encoding="utf-8") as handle:
+    with open(_writable(run.repo, manifest_file, refuse), "rb") as handle:
         original = handle.read()
     try:
+        manifest = ManifestText.decode(original)
         if declaration is None and plan["tools_file"] is None:
             entries = [(str(entry["name"]), str(entry["value"])) for entry in plan["new_section"]]
-            return manifest_file, add_section(original, section, entries, {name: comment})
-        return manifest_file, set_entry(original, section, name, module_path, comment)
+            return manifest_file, manifest.encode(add_section(manifest.text, section, entries, {name: comment}))
+        return manifest_file, manifest.encode(set_entry(manifest.text, section, name, module_path, comment))
     except EditRefused as err:
         detail = text(run.call("eject_refusal", "edit", name, manifest_file))
         raise Refusal(f"{detail} ({err})") from None

@@ -1,145 +1,357 @@
-"""Comment-preserving edits of a manifest file: set one entry, or add a section.
+"""Edits of a manifest file that keep every other byte: set one entry, or add a section.
 
-An edit must leave every other byte of the file as it was — comments, blank lines, quoting,
-order, indentation. ruamel.yaml's round-trip loader finds the entry and, after the edit, reads the
-new text back to check it: the entry holds the new value, the comment sits on its line, and
-nothing else in the document changed. The change itself is spliced into the text at the
-positions the parser reports, because a round-trip *dump* re-indents and re-wraps whatever it
-does not recognise exactly.
+An edit is spliced into the text at the positions libyaml reports, so comments, blank lines,
+quoting, order, indentation and each line's own line end (LF, CRLF or CR) stay as they were.
+After the splice the new text is read back with the loader ``validate`` uses
+(``yaml_loader.load_yaml``): it must hold exactly the old data with the one change, or the edit
+is refused with the reason. Nothing here touches the disk.
+
+    file = ManifestText.decode(data)            # bytes as read: UTF-8/16, with or without BOM
+    new = set_entry(file.text, "tools", "notes", "tools/notes.ts", "# our own")
+    file.encode(new)                            # the bytes to write, BOM and encoding kept
+
+Every function raises ``EditRefused`` — with a reason a user can act on — rather than guess.
 """
 
 from __future__ import annotations
 
-import io
+import codecs
 import re
 from typing import TYPE_CHECKING
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import YAMLError
+
+from .located import unwrap
+from .yaml_loader import load_yaml
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
+
+#: the line ends YAML knows; a file keeps its own
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_STR_TAG = "tag:yaml.org,2002:str"
+#: an anchor (`&a`) or tag (`!!str`, `!local`) before a scalar, with the blanks after it
+_PROPERTY = re.compile(r"\S*[ \t\r\n]*")
+_COMMENT = re.compile(r"[ \t]#")
+_CHANGES_MORE = "the edit would change more than the entry"
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 class EditRefused(Exception):
     """The edit cannot be made safely; nothing was changed."""
 
 
-def _round_trip(text: str) -> Any:
-    loader = YAML(typ="rt")
-    loader.preserve_quotes = True
-    try:
-        return loader.load(io.StringIO(text))
-    except YAMLError as err:
-        raise EditRefused(f"the file does not parse: {str(err).splitlines()[0]}") from None
+class ManifestText:
+    """A file's text, and how to turn an edited text back into bytes in the file's encoding."""
+
+    def __init__(self, text: str, bom: bytes, encoding: str) -> None:
+        self.text = text
+        self.bom = bom
+        self.encoding = encoding
+
+    @classmethod
+    def decode(cls, data: bytes) -> ManifestText:
+        bom, encoding = b"", "utf-8"
+        for mark, name in _BOMS:
+            if data.startswith(mark):
+                bom, encoding = mark, name
+                break
+        try:
+            return cls(data[len(bom) :].decode(encoding), bom, encoding)
+        except UnicodeDecodeError as err:
+            raise EditRefused(f"the file is not valid {encoding.upper()} (byte {err.start + len(bom)})") from None
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.encoding)
+
+
+# Reading the text's structure --------------------------------------------------------------
+
+
+class _Node:
+    """A value of the document with where it stands in the text.
+
+    ``start``/``end`` span the value (a scalar's anchor and tag included); for a block
+    collection ``end`` is the end of its last content, for a flow one just after the closing
+    bracket, whose own index is ``close``."""
+
+    __slots__ = ("anchor", "close", "end", "event", "flow", "items", "kind", "start")
+
+    def __init__(self, kind: str, event: Any) -> None:
+        self.kind = kind  # "scalar", "alias", "map" or "seq"
+        self.event = event
+        self.start: int = event.start_mark.index
+        self.end: int = event.end_mark.index
+        self.anchor: str | None = event.anchor
+        self.flow = bool(getattr(event, "flow_style", False))
+        self.close = -1
+        self.items: list[Any] = []  # [(key, value)] for a map, [value] for a seq
+
+
+class _Document:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.root: _Node | None = None
+        self.aliased: set[str] = set()
+        self.ends: list[int] = []  # where every token ends, in text order
+        self._read()
+
+    def _read(self) -> None:
+        stack: list[tuple[_Node, list[_Node]]] = []  # open collections, with a map's pending key
+        events: Iterator[Any] = yaml.parse(self.text, Loader=yaml.CSafeLoader)
+        try:
+            for event in events:
+                kind = type(event)
+                if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
+                    node = _Node("scalar" if kind is yaml.ScalarEvent else "alias", event)
+                    if kind is yaml.AliasEvent:
+                        self.aliased.add(event.anchor)
+                    self.ends.append(node.end)
+                elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                    node = _Node("map" if kind is yaml.MappingStartEvent else "seq", event)
+                    stack.append((node, []))
+                    continue
+                elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                    node, _ = stack.pop()
+                    if node.flow:
+                        node.close, node.end = event.start_mark.index, event.end_mark.index
+                        self.ends.append(node.end)
+                    else:
+                        node.end = max([node.start, *self.ends[-1:]])
+                else:
+                    continue
+                if not stack:
+                    self.root = node
+                    continue
+                parent, pending = stack[-1]
+                if parent.kind == "seq":
+                    parent.items.append(node)
+                elif pending:
+                    parent.items.append((pending.pop(), node))
+                else:
+                    pending.append(node)
+        except yaml.YAMLError as err:
+            raise EditRefused(f"the file is not valid YAML: {str(err).splitlines()[0]}") from None
+
+    def entry(self, mapping: _Node, key: str) -> tuple[_Node, _Node] | None:
+        for key_node, value in mapping.items:
+            if key_node.kind == "scalar" and key_node.event.value == key:
+                return key_node, value
+        return None
+
+    def column(self, index: int) -> int:
+        return index - _line_start(self.text, index)
+
+    def line_end_before(self, index: int) -> str:
+        """The line end of the line before the one starting at ``index`` — or else the file's
+        first one, or LF for a file of one line."""
+        text = self.text
+        if text[max(index - 2, 0) : index] == "\r\n":
+            return "\r\n"
+        if index > 0 and text[index - 1] in "\r\n":
+            return text[index - 1]
+        found = _LINE_END.search(text)
+        return found.group() if found else "\n"
+
+    def code_end(self, index: int) -> int:
+        """Where the code of the line holding ``index`` ends: before a comment and the blanks
+        ahead of it, else at the line end."""
+        line_end = _line_end_index(self.text, index)
+        last_token = max([index, *(end for end in self.ends if index <= end <= line_end)])
+        comment = _COMMENT.search(self.text, last_token, line_end)
+        end = comment.start() if comment else line_end
+        while end > index and self.text[end - 1] in " \t":
+            end -= 1
+        return end
+
+
+def _line_start(text: str, index: int) -> int:
+    return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+
+
+def _line_end_index(text: str, index: int) -> int:
+    found = _LINE_END.search(text, index)
+    return found.start() if found else len(text)
+
+
+def _after_line(text: str, index: int) -> int:
+    """The index where the line after the one holding ``index`` starts (``len(text)`` at the end).
+    An index that is itself at a line start stays."""
+    if index == 0 or text[index - 1] in "\r\n":
+        return index
+    found = _LINE_END.search(text, index)
+    return found.end() if found else len(text)
+
+
+# The edits ---------------------------------------------------------------------------------
 
 
 def set_entry(text: str, section: str, key: str, value: str, comment: str) -> str:
-    """``text`` with ``section.key`` set to ``value`` (an existing entry keeps its quote style)
-    and ``comment`` ending its line; a missing entry is added at the end of the section."""
-    document: Any = _round_trip(text)
-    mapping: Any = document.get(section) if isinstance(document, dict) else None
-    if isinstance(mapping, CommentedMap) and key in mapping:
-        line, column = mapping.lc.value(key)
-        new_text = _replace_scalar(text, line, column, value, comment)
-    elif isinstance(mapping, CommentedMap) and mapping:
-        new_text = _add_to_mapping(text, mapping, key, value, comment)
-    elif isinstance(document, CommentedMap) and section in document and mapping is None:
-        key_line = document.lc.key(section)[0]
-        new_text = _insert_lines(text, key_line + 1, [f"  {key}: {value}  {comment}"])
+    """``text`` with the entry ``key`` of the top-level mapping ``section`` set to the plain
+    scalar ``value``, and ``comment`` ending its line. An existing entry keeps its quote style
+    and anchor; a missing entry is added as the section's last; an empty section (``tools:``,
+    ``tools: ~``) gets it as its first."""
+    before = _load(text)
+    document = _Document(text)
+    root = _block_root(document)
+    found = document.entry(root, section)
+    if found is None:
+        raise EditRefused(f"the file has no `{section}` key")
+    section_key, mapping = found
+    if mapping.kind == "scalar" and unwrap(before.get(section)) is None:
+        new_text = _fill_empty_section(document, section_key, mapping, key, value, comment)
+    elif mapping.kind != "map":
+        raise EditRefused(f"`{section}` is not a mapping")
+    elif (entry := document.entry(mapping, key)) is not None:
+        new_text = _replace_value(document, entry[1], value, comment)
     else:
-        raise EditRefused(f"`{section}` is not a block mapping this edit can extend")
-    _check(text, new_text, section, {key: value}, {key: comment})
+        new_text = _add_entry(document, mapping, key, value, comment)
+    _check(before, new_text, section, {key: value})
     return new_text
 
 
 def add_section(text: str, section: str, entries: list[tuple[str, str]], comments: dict[str, str]) -> str:
-    """``text`` with a new top-level block mapping ``section`` appended."""
-    document = _round_trip(text)
-    if document is not None and not isinstance(document, dict):
-        raise EditRefused("the file is not a mapping")
-    if isinstance(document, dict) and section in document:
-        raise EditRefused(f"the file has a `{section}` key already")
+    """``text`` with a new top-level block mapping ``section`` appended, its ``entries`` plain
+    scalars, ``comments`` (by key) ending their lines."""
+    before = _load(text)
+    document = _Document(text)
+    if unwrap(before) is not None:
+        _block_root(document)
+        if section in before:
+            raise EditRefused(f"the file has a `{section}` key already")
+    eol = document.line_end_before(len(text))
     lines = [f"{section}:"]
     lines += [f"  {key}: {value}" + (f"  {comments[key]}" if key in comments else "") for key, value in entries]
-    prefix = text if text.endswith("\n") or not text else text + "\n"
-    new_text = prefix + "\n".join(lines) + "\n"
-    _check(text, new_text, section, dict(entries), comments)
+    prefix = text if not text or text.endswith(("\n", "\r")) else text + eol
+    new_text = prefix + eol.join(lines) + eol
+    _check(before, new_text, section, dict(entries))
     return new_text
 
 
-def _replace_scalar(text: str, line: int, column: int, value: str, comment: str) -> str:
-    event = _scalar_at(text, line, column)
-    start, end = event.start_mark.index, event.end_mark.index
-    if event.end_mark.line != line:
-        raise EditRefused("the entry's value spans several lines")
+def _block_root(document: _Document) -> _Node:
+    root = document.root
+    if root is None or root.kind != "map":
+        raise EditRefused("the file's top level is not a mapping")
+    if root.flow:
+        raise EditRefused("the file's top-level mapping is written in flow style (`{...}`)")
+    return root
+
+
+def _replace_value(document: _Document, node: _Node, value: str, comment: str) -> str:
+    text = document.text
+    if node.kind == "alias":
+        return _splice(text, node.start, node.end, value, comment)
+    if node.kind != "scalar":
+        raise EditRefused("the entry's value is a list or a mapping, not a plain value")
+    if node.anchor is not None and node.anchor in document.aliased:
+        raise EditRefused(f"the entry's value is anchored (`&{node.anchor}`) and an alias elsewhere repeats it")
+    start, end = _scalar_body(document, node)
+    if end == start:  # `name:` with no value: the value goes after the colon
+        return _splice(text, start, end, f" {value}", comment)
+    if node.event.tag not in (None, "!", _STR_TAG):  # a tag the new value may not fit (`!!null ~`)
+        anchor = f"&{node.anchor} " if node.anchor is not None else ""
+        return _splice(text, node.start, end, anchor + value, comment)
     quote = text[start] if text[start] in "'\"" else ""
-    new_value = f"{quote}{value}{quote}"
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    # What follows the value on its line (`}` of a flow mapping, say) stays; a comment ending
-    # the line is replaced by the new one. (Should a quoted string there hold " #", the check
-    # after the edit refuses it.)
-    code = re.split(r"[ \t]#", text[end:line_end], maxsplit=1)[0]
-    if code.lstrip().startswith("#"):
-        code = ""
-    return text[:start] + new_value + code.rstrip(" \t") + f"  {comment}" + text[line_end:]
+    return _splice(text, start, end, _quoted(value, quote), comment)
 
 
-def _scalar_at(text: str, line: int, column: int) -> Any:
-    events: Iterator[Any] = yaml.parse(text, Loader=yaml.CSafeLoader)
-    for event in events:
-        mark = event.start_mark
-        if isinstance(event, yaml.ScalarEvent) and mark.line == line and mark.column == column:
-            return event
-    raise EditRefused("the entry's value is not a plain value")
+def _scalar_body(document: _Document, node: _Node) -> tuple[int, int]:
+    """The span of a scalar's own text: after its anchor and tag, and for a block scalar
+    (``|``, ``>``) without the line end and blank lines it swallows."""
+    text, start, end = document.text, node.start, node.end
+    while start < end and text[start] in "&!":
+        start = _PROPERTY.match(text, start).end()  # type: ignore[union-attr]
+    if node.event.style in ("|", ">"):
+        while end > start and text[end - 1] in " \t\r\n":
+            end -= 1
+    return start, end
 
 
-def _add_to_mapping(text: str, mapping: Any, key: str, value: str, comment: str) -> str:
-    if mapping.fa.flow_style():
-        raise EditRefused("the section is written in flow style (`{...}`)")
-    last_key = list(mapping)[-1]
-    key_column = mapping.lc.key(last_key)[1]
-    value_node = mapping[last_key]
-    if isinstance(value_node, dict | list):
-        raise EditRefused("the section's last entry is not a plain value")
-    event = _scalar_at(text, *mapping.lc.value(last_key))
-    after = event.end_mark.line + 1
-    return _insert_lines(text, after, [" " * key_column + f"{key}: {value}  {comment}"])
+def _quoted(value: str, quote: str) -> str:
+    if quote == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if quote == '"':
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
 
 
-def _insert_lines(text: str, line: int, new_lines: list[str]) -> str:
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n") and line >= len(lines):
-        lines[-1] += "\n"
-    lines[line:line] = [item + "\n" for item in new_lines]
-    return "".join(lines)
+def _add_entry(document: _Document, mapping: _Node, key: str, value: str, comment: str) -> str:
+    text = document.text
+    if mapping.flow:
+        at = len(text[: mapping.close].rstrip(" \t\r\n"))
+        separator = "" if text[at - 1] in "{," else ", "
+        separator = " " if text[at - 1] == "," else separator
+        return _splice(text, at, at, f"{separator}{key}: {value}", comment)
+    indent = " " * document.column(mapping.items[0][0].start)
+    return _insert_line(document, _after_line(text, mapping.end), f"{indent}{key}: {value}", comment)
 
 
-def _check(old_text: str, new_text: str, section: str, expected: dict[str, str], comments: dict[str, str]) -> None:
-    """Read the edited text back: the section holds the new values, everything else is as it
-    was, and each comment stands on its entry's line."""
-    before, after = _round_trip(old_text), _round_trip(new_text)
-    plain_before = _plain(before) or {}
-    plain_after = _plain(after)
+def _fill_empty_section(
+    document: _Document, section_key: _Node, empty: _Node, key: str, value: str, comment: str
+) -> str:
+    """``tools:`` or ``tools: ~`` (null) becomes a block mapping holding the one entry."""
+    if empty.anchor is not None and empty.anchor in document.aliased:
+        raise EditRefused(f"the empty section is anchored (`&{empty.anchor}`) and an alias elsewhere repeats it")
+    text = document.text
+    if empty.end > empty.start:  # the null itself (`~`, `null`, a tag) goes; a comment after it stays
+        text = text[: empty.start].rstrip(" \t") + text[empty.end :]
+    document = _Document(text)
+    indent = " " * (document.column(section_key.start) + 2)
+    return _insert_line(document, _after_line(text, section_key.end), f"{indent}{key}: {value}", comment)
+
+
+def _insert_line(document: _Document, at: int, line: str, comment: str) -> str:
+    """``line`` inserted at the line start ``at``, ended like the line before it."""
+    text = document.text
+    eol = document.line_end_before(at)
+    if at == len(text) and text and not text.endswith(("\n", "\r")):
+        return _splice(text, at, at, eol + line + eol, comment, at + len(eol) + len(line))
+    return _splice(text, at, at, line + eol, comment, at + len(line))
+
+
+def _splice(text: str, start: int, end: int, replacement: str, comment: str, comment_at: int = -1) -> str:
+    """``text[start:end]`` replaced, then ``comment`` ending the line of ``comment_at`` (default:
+    the end of the replacement) in place of any comment there."""
+    spliced = text[:start] + replacement + text[end:]
+    at = comment_at if comment_at >= 0 else start + len(replacement)
+    try:
+        code_end = _Document(spliced).code_end(at)
+    except EditRefused:
+        raise EditRefused(_CHANGES_MORE) from None
+    return spliced[:code_end] + f"  {comment}" + spliced[_line_end_index(spliced, at) :]
+
+
+# Reading the result back -------------------------------------------------------------------
+
+
+def _load(text: str) -> Any:
+    """The data ``text`` holds, read as ``validate`` reads it; a file it refuses is refused here."""
+    data, problems = load_yaml(text.encode(), "-")
+    if problems:
+        problem = problems[0]
+        detail = f": {problem.detail}" if problem.detail else ""
+        raise EditRefused(f"the file does not load ({problem.kind} at line {problem.loc[1]}{detail})")
+    return data
+
+
+def _check(before: Any, new_text: str, section: str, expected: dict[str, str]) -> None:
+    """The new text must read as the old data with ``section`` holding ``expected`` — and
+    nothing else changed."""
+    after, problems = load_yaml(new_text.encode(), "-")
+    plain_before = _plain(before) if unwrap(before) is not None else {}
     wanted = dict(plain_before)
-    wanted[section] = {**(plain_before.get(section) or {}), **expected}
-    if plain_after != wanted:
-        raise EditRefused("the edit would change more than the entry")
-    for key, comment in comments.items():
-        line = after[section].lc.key(key)[0]
-        if not re.search(re.escape(comment) + r"\s*$", new_text.splitlines()[line]):
-            raise EditRefused("the comment did not land on the entry's line")
+    old_section = plain_before.get(section)
+    wanted[section] = {**(old_section if isinstance(old_section, dict) else {}), **_plain(expected)}
+    if problems or _plain(after) != wanted:
+        raise EditRefused(_CHANGES_MORE)
 
 
 def _plain(value: Any) -> Any:
+    """A loaded value without positions, each scalar with its type, for comparison."""
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_plain(item) for item in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
+    value = unwrap(value)
+    return (type(value).__name__, value) if not isinstance(value, str) else ("str", str(value))

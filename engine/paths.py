@@ -35,6 +35,14 @@ def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> 
         raise
 
 
+class LeavesRepository(ValueError):
+    """A path that leads out of the repository, by ``..`` or through a symbolic link."""
+
+    def __init__(self, relative: str) -> None:
+        super().__init__(f"{relative} leads out of the repository")
+        self.relative = relative
+
+
 class Repository:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
@@ -107,9 +115,20 @@ class Repository:
         except OSError:
             return False
 
+    def real_target(self, relative: str) -> str | None:
+        """The real absolute path a write to the repo-relative ``relative`` lands on (symbolic
+        links followed), or ``None`` when that is outside the repository."""
+        real = os.path.realpath(self.absolute(relative))
+        return real if real.startswith(self.root + os.sep) else None
+
     def write_atomically(self, relative: str, data: bytes) -> None:
-        """Write a repository file whole or not at all, keeping an existing file's permissions."""
-        write_file_atomically(self.absolute(relative), data)
+        """Write a repository file whole or not at all, keeping an existing file's permissions.
+        A symbolic link is written at its target, which must be inside the repository: a write
+        never goes through a link out of it (``LeavesRepository``)."""
+        target = self.real_target(relative)
+        if target is None:
+            raise LeavesRepository(relative)
+        write_file_atomically(target, data)
 
     def list_dir(self, path: str) -> list[str]:
         """The sorted names in a repository folder; none when it is missing or outside."""

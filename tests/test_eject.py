@@ -2,6 +2,8 @@
 
     tests/golden/eject-<case>/
         project/     the repository before
+        outside/     (optional) a folder beside the repository, for links that leave it; it must
+                     stay unchanged
         commands     the commands to run, in order, on a copy of project/
         after/       the repository after, except the ejected module itself (it must be the
                      shipped module's bytes, checked apart); no after/ means "unchanged"
@@ -27,11 +29,23 @@ CASES = sorted(path for path in GOLDEN.glob("eject-*") if (path / "project").is_
 
 
 def tree(folder: Path) -> dict[str, bytes]:
+    """Every file's bytes, and every symbolic link as ``-> target`` (a link must stay a link)."""
     found = {}
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
+        if path.is_symlink():
+            found[str(path.relative_to(folder))] = b"-> " + os.readlink(path).encode()
+        elif path.is_file():
             found[str(path.relative_to(folder))] = path.read_bytes()
     return found
+
+
+def write_tree(folder: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        if data.startswith(b"-> "):
+            (folder / name).symlink_to(data[3:].decode())
+        else:
+            (folder / name).write_bytes(data)
 
 
 def without_ejected(files: dict[str, bytes]) -> dict[str, bytes]:
@@ -44,6 +58,8 @@ def without_ejected(files: dict[str, bytes]) -> dict[str, bytes]:
 def test_eject(case: Path, tmp_path: Path) -> None:
     work = tmp_path / "project"
     shutil.copytree(case / "project", work, symlinks=True)
+    if (case / "outside").is_dir():
+        shutil.copytree(case / "outside", tmp_path / "outside", symlinks=True)
     transcripts = []
     for command in (case / "commands").read_text().splitlines():
         result = run_beeuni(command.split(), cwd=tmp_path)
@@ -55,14 +71,14 @@ def test_eject(case: Path, tmp_path: Path) -> None:
             expected_file.write_text(transcript)
         shutil.rmtree(case / "after", ignore_errors=True)
         if after != tree(case / "project"):
-            for name, data in after.items():
-                (case / "after" / name).parent.mkdir(parents=True, exist_ok=True)
-                (case / "after" / name).write_bytes(data)
+            write_tree(case / "after", after)
         return
     for expected_file, transcript in transcripts:
         assert expected_file.read_text() == transcript, expected_file.name
     expected = tree(case / "after") if (case / "after").is_dir() else tree(case / "project")
     assert after == expected
+    if (case / "outside").is_dir():
+        assert tree(tmp_path / "outside") == tree(case / "outside"), "a file outside the repository changed"
     for name, data in tree(work).items():
         if data in {path.read_bytes() for path in SHIPPED.glob("*.ts")}:
             assert filecmp.cmp(work / name, SHIPPED / os.path.basename(name), shallow=False)

@@ -1,0 +1,1 @@
+../../outside/web_search.ts
