@@ -41,8 +41,8 @@ test: lint
 	$(BIN)/pytest -q
 
 golden: setup
-	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py
-	git status --short tests/golden
+	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py
+	git status --short tests/golden tests/rule_tests
 
 bench: setup
 	$(BIN)/python benchmarks/bench_validate.py

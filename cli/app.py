@@ -21,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
-rules_app = typer.Typer(help="List, explain and check the rules that validate a manifest.", no_args_is_help=True)
+rules_app = typer.Typer(help="List, explain, check and test the rules that validate a manifest.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.add_typer(rules_app, name="rules")
 
@@ -220,3 +220,15 @@ def rules_explain(
 ) -> None:
     """Show a rule's documentation."""
     _exit(commands.guarded(lambda: commands.rules_explain(rule_id, rules)))
+
+
+@rules_app.command("test")
+def rules_test(
+    folder: Annotated[
+        str | None, typer.Argument(metavar="DIR", help="Rules folder whose tests/ to run (default: the shipped rules).")
+    ] = None,
+) -> None:
+    """Run the test cases kept beside the rules (DIR/tests/<case>/); report failures and coverage."""
+    from .rule_tests import rules_test
+
+    _exit(commands.guarded(lambda: rules_test(folder)))

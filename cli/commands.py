@@ -193,15 +193,7 @@ def tools_ls(
     parent: str | None = None,
 ) -> int:
     run = open_project(path, rules)
-    which: dict[str, Any] = {}
-    tools = _listed_tools(run, agent, harness, parent, which)
-    document: dict[str, Any] = {
-        "manifest": run.manifest,
-        "tools_key": bool(run.output("tools_key")),
-        "tools": tools,
-        "removed": [str(name) for name in run.output("removed_beeuni_tools")],
-        **which,
-    }
+    document = tools_ls_document(run, agent, harness, parent)
     if as_json:
         report.write_json(document)
     else:
@@ -211,6 +203,21 @@ def tools_ls(
         if footer:
             sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
     return _note_errors(run)
+
+
+def tools_ls_document(
+    run: ProjectRun, agent: str | None = None, harness: str | None = None, parent: str | None = None
+) -> dict[str, Any]:
+    """What `beeuni tools ls --json` prints (also what a rule test's expected selection holds)."""
+    which: dict[str, Any] = {}
+    tools = _listed_tools(run, agent, harness, parent, which)
+    return {
+        "manifest": run.manifest,
+        "tools_key": bool(run.output("tools_key")),
+        "tools": tools,
+        "removed": [str(name) for name in run.output("removed_beeuni_tools")],
+        **which,
+    }
 
 
 def _listed_tools(

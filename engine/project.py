@@ -73,10 +73,16 @@ class ProjectRun:
         return self.evaluation.call(name, list(args))
 
 
+def rules_folder(rules_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+    """The rules folder to read (the shipped one by default), and its name in messages: the
+    shipped rules are named as they stand in beeuni's source tree, wherever installed."""
+    if rules_dir is None:
+        return shipped_rules(), "rules"
+    return os.fspath(rules_dir), os.fspath(rules_dir)
+
+
 def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    folder = os.fspath(rules_dir) if rules_dir is not None else shipped_rules()
-    # The shipped rules are named as they stand in beeuni's source tree, wherever installed.
-    shown = os.fspath(rules_dir) if rules_dir is not None else "rules"
+    folder, shown = rules_folder(rules_dir)
     return load_program(folder, RULES_INTERFACE, display=shown)
 
 

@@ -1,0 +1,1 @@
+export default { description: "", parameters: {}, execute: async () => "" }; // expect: tools/opencode-shadow

@@ -1,0 +1,7 @@
+export default {
+  description: "Look up an order",
+  parameters: { type: "object", properties: {} },
+  async execute() {
+    return "no orders";
+  },
+};
