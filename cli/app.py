@@ -38,6 +38,7 @@ PathsArgument = Annotated[
 class OutputFormat(StrEnum):
     text = "text"
     concise = "concise"
+    full = "full"
     json = "json"
     github = "github"
     sarif = "sarif"
@@ -55,7 +56,7 @@ def validate(
         OutputFormat,
         typer.Option(
             "--format",
-            help="text or concise (one line each), json, "
+            help="text (code frames on a terminal, else one line each), concise (one line each), full (code frames), json, "
             "github (workflow commands), sarif (SARIF 2.1.0) or gitlab (Code Quality).",
         ),
     ] = OutputFormat.text,
@@ -70,7 +71,7 @@ def validate(
     ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """Check manifests: one line per diagnostic, grouped per manifest
+    """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
     _exit(
         commands.guarded(

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .formats import Findings
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
+#: the rules' regular expression for the help part of a message, shown apart in a code frame
+HELP_PATTERN = "HELP_PATTERN"
 
 
 def guarded(command: Callable[[], int]) -> int:
@@ -128,7 +130,8 @@ def _write_validation(
 ) -> None:
     """Write the format to ``stream``; ``to_terminal``: this is the command's own output, which
     also reports failures and (for text) each manifest's count on standard error."""
-    if output_format in ("text", "concise"):
+    if output_format in ("text", "concise", "full"):
+        framed = output_format == "full" or (output_format == "text" and to_terminal and stream.isatty())
         for index, c in enumerate(checked):
             if c.shown is not None:
                 stream.write(("\n" if index else "") + f"==> {c.shown} <==\n")
@@ -136,7 +139,10 @@ def _write_validation(
                 if to_terminal:
                     sys.stderr.write(f"{c.failure}\n")
                 continue
-            report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
+            if framed:
+                _write_frames(c.run, _shown_diagnostics(c.run, quiet), stream)
+            else:
+                report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
             if to_terminal and not quiet:
                 sys.stderr.write(f"{c.shown or c.run.manifest}: {report.summary(c.run.diagnostics())}\n")
         return
@@ -158,6 +164,14 @@ def _write_validation(
     from . import formats
 
     formats.write(output_format, _findings(checked, quiet), stream)
+
+
+def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO) -> None:
+    from ..engine.spans import Sources, read_from
+    from .frames import write_frames
+
+    help_pattern = text(run.output(HELP_PATTERN)) if HELP_PATTERN in run.program["lets"] else None
+    write_frames(diagnostics, Sources(read_from(run.repo.root)), help_pattern, stream, report.use_colour(stream))
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:

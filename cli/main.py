@@ -26,7 +26,7 @@ VALUE_OPTIONS = {
     "--output": "output",
     "--max-warnings": "max_warnings",
 }
-FORMATS = ("text", "concise", "json", "github", "sarif", "gitlab")
+FORMATS = ("text", "concise", "full", "json", "github", "sarif", "gitlab")
 
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:

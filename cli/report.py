@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
 
-SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITIES = ("error", "warning", "info")
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -30,19 +30,13 @@ def diagnostic_line(diagnostic: Diagnostic) -> str:
 
 
 def write_diagnostics(diagnostics: Sequence[Diagnostic], stream: TextIO = sys.stdout) -> None:
+    """One line per diagnostic; coloured on a terminal."""
     if not use_colour(stream):
         stream.write("".join(diagnostic_line(d) + "\n" for d in diagnostics))
         return
-    from rich.console import Console
-    from rich.markup import escape
+    from .frames import write_lines
 
-    console = Console(file=stream, highlight=False)
-    for d in diagnostics:
-        style = SEVERITY_STYLES.get(d.severity, "")
-        console.print(
-            f"[bold]{escape(d.file)}:{d.line}:{d.column}:[/] [{style}]{d.severity}[/][dim]\\[{d.rule}][/] "
-            f"{escape(d.message)}"
-        )
+    write_lines(diagnostics, stream)
 
 
 def write_json(document: Any, stream: TextIO = sys.stdout) -> None:
@@ -61,7 +55,7 @@ def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[
 
 
 def summary(diagnostics: Sequence[Diagnostic]) -> str:
-    counts = {severity: 0 for severity in SEVERITY_STYLES}
+    counts = dict.fromkeys(SEVERITIES, 0)
     for d in diagnostics:
         counts[d.severity] = counts.get(d.severity, 0) + 1
     parts = [f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n]

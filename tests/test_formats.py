@@ -139,3 +139,47 @@ def test_several_manifests_make_one_report_with_paths_from_the_current_folder(tm
         "back/more/tools.yaml"
     ]
     assert log["runs"][0]["results"][5]["locations"][0]["physicalLocation"]["region"]["endColumn"] == 23
+
+
+def run_on_terminal(args: list[str], cwd: Path, colour: bool) -> str:
+    """Run beeuni with standard output on a pseudo-terminal; what the terminal received."""
+    import os
+    import pty
+    import subprocess
+
+    from conftest import BEEUNI
+
+    leader, follower = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
+    if not colour:
+        env["NO_COLOR"] = "1"
+    with subprocess.Popen([BEEUNI, *args], cwd=cwd, stdout=follower, stderr=subprocess.DEVNULL, env=env) as process:
+        os.close(follower)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other side closed
+                break
+            if not chunk:
+                break
+            received += chunk
+        process.wait(timeout=60)
+    os.close(leader)
+    return received.decode().replace("\r\n", "\n")
+
+
+def test_on_a_terminal_text_is_code_frames_and_concise_stays_one_line() -> None:
+    typos = ROOT / "tests" / "golden" / "agents-typos"
+    framed = run_on_terminal(["validate", "project"], typos, colour=False)
+    assert framed == (typos / "validate-format-full.out").read_text().split("--- stderr")[0]
+    assert "  |                 ^^^ agents/unknown-tool\n  |\n  = help: did you mean `bash`?\n" in framed
+    concise = run_on_terminal(["validate", "project", "--format", "concise"], typos, colour=False)
+    assert concise == (typos / "validate.out").read_text().split("--- stderr")[0]
+
+
+def test_colour_on_a_terminal_unless_no_color() -> None:
+    typos = ROOT / "tests" / "golden" / "agents-typos"
+    coloured = run_on_terminal(["validate", "project"], typos, colour=True)
+    assert "\x1b[1;33mwarning\x1b[0m" in coloured and "\x1b[1;33m^^^\x1b[0m" in coloured
+    assert "\x1b[" not in run_on_terminal(["validate", "project"], typos, colour=False)
