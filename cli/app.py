@@ -56,8 +56,8 @@ def validate(
         OutputFormat,
         typer.Option(
             "--format",
-            help="text (code frames on a terminal, else one line each), concise (one line each), full (code frames), json, "
-            "github (workflow commands), sarif (SARIF 2.1.0) or gitlab (Code Quality).",
+            help="text (code frames on a terminal, else one line each), concise (one line each), "
+            "full (code frames), json, github (workflow commands), sarif (SARIF 2.1.0) or gitlab (Code Quality).",
         ),
     ] = OutputFormat.text,
     output: Annotated[
