@@ -1,11 +1,11 @@
 """Code frames: a diagnostic with the source line it points at, the way ruff and rustc print.
 
-    beeuni.yaml:7:17: warning[agents/unknown-tool] `bsh` is no harness, Beeuni or project tool
+    beeuni.yaml:9:1: warning[manifest/unknown-key] unknown key `agnets` is ignored (known keys: …)
       |
-    7 |     exclude: [bsh, wirte]
-      |               ^^^ agents/unknown-tool
+    9 | agnets:
+      | ^^^^^^ manifest/unknown-key
       |
-      = help: did you mean `bash`?
+      = help: did you mean `agents`?
 
 The carets span the reported value (``engine/spans.py``). The help line is the part of the
 message that the rules' ``HELP_PATTERN`` matches (its first group); the rest stays in the first
