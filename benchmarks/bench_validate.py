@@ -1,9 +1,11 @@
 """Cold `beeuni validate` (a new process per run) beside yamllint on the same files.
 
-    .venv/bin/python benchmarks/bench_validate.py [--runs 20]
+    .venv/bin/python benchmarks/bench_validate.py [--runs 20] [--command resolve] [--sizes 2000]
 
-Prints one row per project: the fastest and the median of the runs, for both tools, and the
-ratio of the medians. The large projects grow in steps, to show how time grows with the manifest.
+Prints one row per project: the fastest and the median of the runs, for both tools, the ratio of
+the medians and beeuni's peak memory (the largest resident set of its runs, from ``wait4``). The
+large projects grow in steps, to show how time grows with the manifest. The two tools are run in
+turns, so that load from other processes on the machine falls on both alike.
 """
 
 from __future__ import annotations
@@ -22,25 +24,41 @@ from generate import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+SIZES = {500: 125, 1000: 250, 2000: 500}  # tools: agents
 
 
-def timed(command: list[str], runs: int, env: dict[str, str]) -> list[float]:
-    subprocess.run(command, capture_output=True, env=env)  # warm the disk cache and the rule cache
-    times = []
+def run_once(command: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """One cold run: its wall time in ms and its peak resident set in KiB."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = (time.perf_counter() - start) * 1000
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss
+
+
+def timed(ours: list[str], theirs: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], list[float], int]:
+    """Both commands, alternately ``runs`` times (after one warm-up each: the disk cache and the
+    rule cache); beeuni's times, yamllint's times and beeuni's peak memory."""
+    run_once(ours, env)
+    run_once(theirs, env)
+    our_times, their_times, peak = [], [], 0
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, capture_output=True, env=env)
-        times.append((time.perf_counter() - start) * 1000)
-    return times
+        elapsed, rss = run_once(ours, env)
+        our_times.append(elapsed)
+        peak = max(peak, rss)
+        their_times.append(run_once(theirs, env)[0])
+    return our_times, their_times, peak
 
 
 def row(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str]) -> str:
-    ours = timed(beeuni, runs, env)
-    theirs = timed([str(BIN / "yamllint"), "-d", "relaxed", *map(str, files)], runs, env)
+    yamllint = [str(BIN / "yamllint"), "-d", "relaxed", *map(str, files)]
+    ours, theirs, peak = timed(beeuni, yamllint, runs, env)
     ratio = statistics.median(ours) / statistics.median(theirs)
+    best_ratio = min(ours) / min(theirs)
     return (
         f"{label:<34} {min(ours):7.0f} {statistics.median(ours):7.0f}   "
-        f"{min(theirs):7.0f} {statistics.median(theirs):7.0f}   {ratio:5.2f}x"
+        f"{min(theirs):7.0f} {statistics.median(theirs):7.0f}   {ratio:5.2f}x {best_ratio:5.2f}x   {peak / 1024:5.0f}"
     )
 
 
@@ -48,20 +66,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--command", default="validate", help="beeuni command to time (validate, resolve)")
+    parser.add_argument(
+        "--sizes", default="starter,500,1000,2000", help="projects to time: starter and/or tool counts (500,1000,2000)"
+    )
     options = parser.parse_args()
+    sizes = options.sizes.split(",")
     env = {**os.environ, "BEEUNI_CACHE_DIR": tempfile.mkdtemp(prefix="beeuni-bench-cache-")}
     beeuni = str(BIN / "beeuni")
-    print(f"beeuni {options.command}, cold process per run, {options.runs} runs; times in ms")
-    print(f"{'project':<34} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   ratio")
-    starter = ROOT / "examples" / "starter"
-    files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
-    print(row("examples/starter", [beeuni, options.command, str(starter)], files, options.runs, env))
-    for tools, agents in ((500, 125), (1000, 250), (2000, 500)):
+    print(f"beeuni {options.command}, cold process per run, {options.runs} runs; times in ms, peak memory in MB")
+    print(
+        f"{'project':<34} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   "
+        f"{'ratio':>6} {'(mins)':>6}   {'peak':>5}"
+    )
+    if "starter" in sizes:
+        starter = ROOT / "examples" / "starter"
+        files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
+        print(row("examples/starter", [beeuni, options.command, str(starter)], files, options.runs, env), flush=True)
+    for tools in (int(size) for size in sizes if size != "starter"):
+        agents = SIZES.get(tools, tools // 4)
         folder = Path(tempfile.mkdtemp(prefix="beeuni-bench-"))
         try:
             files = generate(folder, tools, agents, 10)
             label = f"{tools} tools, {agents} agents, 10 imports"
-            print(row(label, [beeuni, options.command, str(folder)], files, options.runs, env))
+            print(row(label, [beeuni, options.command, str(folder)], files, options.runs, env), flush=True)
         finally:
             shutil.rmtree(folder)
     shutil.rmtree(env["BEEUNI_CACHE_DIR"])
