@@ -11,7 +11,6 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.lang import RulesError
-from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
 
@@ -211,9 +210,9 @@ def tools_ls(
     if as_json:
         report.write_json(document)
     else:
+        footer = run.output("tools_ls_footer")  # read (and checked) before anything is written
         rows = [(tool["name"], tool["kind"], tool["source"]) for tool in document["tools"]]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
-        footer = [text(line) for line in run.output("tools_ls_footer") or []]
         if footer:
             sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
     return _note_errors(run)
@@ -227,9 +226,9 @@ def tools_ls_document(
     tools = _listed_tools(run, agent, harness, parent, which)
     return {
         "manifest": run.manifest,
-        "tools_key": bool(run.output("tools_key")),
+        "tools_key": run.output("tools_key"),
         "tools": tools,
-        "removed": [str(name) for name in run.output("removed_beeuni_tools")],
+        "removed": run.output("removed_beeuni_tools"),
         **which,
     }
 
@@ -253,46 +252,46 @@ def _listed_tools(
             _agent(run, parent)
             problem = run.call("delegation_problem", parent, harness)
             if problem is not None:
-                raise UsageError(text(problem))
+                raise UsageError(problem)
             extra["parent"] = parent
             records = run.call("subagent_tools", agent, parent, harness)
-    return [{key: text(record.get(key)) for key in ("name", "kind", "source")} for record in records]
+    return [{key: record[key] for key in ("name", "kind", "source")} for record in records]
 
 
 def _harness(run: ProjectRun, harness: str | None) -> str:
-    known = [str(name) for name in run.output("HARNESSES")]
-    chosen = harness if harness is not None else text(run.output("DEFAULT_HARNESS"))
+    known: list[str] = run.output("HARNESSES")
+    chosen = harness if harness is not None else run.output("DEFAULT_HARNESS")
     if chosen not in known:
         raise UsageError(f"unknown harness `{chosen}`; harnesses: {', '.join(known)}")
     return chosen
 
 
 def _agent(run: ProjectRun, name: str) -> None:
-    known = [str(agent) for agent in run.output("agent_names")]
+    known: list[str] = run.output("agent_names")
     if name not in known:
         listed = ", ".join(known) if known else "none"
         raise UsageError(f"no agent named `{name}` in {run.manifest}; agents: {listed}")
 
 
 def resolve(path: str, rules: str | None, as_json: bool) -> int:
-    from ..engine.resolved import resolve as resolve_tool_set
+    from ..engine.resolve import resolve as resolve_tool_set
 
     run = open_project(path, rules)
     resolved = resolve_tool_set(run)
     if as_json:
-        sys.stdout.write(resolved.model_dump_json(indent=2) + "\n")
+        report.write_json(resolved)
         return _note_errors(run)
     rows = []
-    for harness in resolved.harnesses:
-        views = {view.id: view for view in harness.views}
-        for agent in harness.agents:
-            secrets = resolved.secrets.get(agent.name, [])
+    for harness in resolved["harnesses"]:
+        views = {view["id"]: view["tools"] for view in harness["views"]}
+        for agent in harness["agents"]:
+            secrets = resolved["secrets"].get(agent["name"], [])
             rows.append(
                 (
-                    harness.name,
-                    agent.name,
-                    len(views[agent.view].tools) + len(agent.connectors),
-                    "yes" if agent.can_delegate else "no",
+                    harness["name"],
+                    agent["name"],
+                    len(views[agent["view"]]) + len(agent["connectors"]),
+                    "yes" if agent["can_delegate"] else "no",
                     secrets if isinstance(secrets, str) else ", ".join(secrets) or "-",
                 )
             )
@@ -379,7 +378,7 @@ def secrets_set(assignment: str, path: str, rules: str | None) -> int:
     run = open_project(path, rules)
     problem = run.call("secret_name_problem", name)
     if problem is not None:
-        raise UsageError(text(problem))
+        raise UsageError(problem)
     value = sys.stdin.read()
     value = value[:-1] if value.endswith("\n") else value
     SecretStore(run.repo.root).set(name, value)

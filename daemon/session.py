@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import rules_files
 from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
-from ..engine.resolved import AgentView, Harness, ResolvedToolSet, resolve
+from ..engine.resolve import resolve
+from ..engine.resolved import AgentView, Harness, ResolvedToolSet
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
@@ -97,7 +98,7 @@ class Session:
 
     def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]]]:
         run = ProjectRun(self.repo, self.manifest, load_rules(self.rules))
-        resolved = resolve(run)
+        resolved = ResolvedToolSet.model_validate(resolve(run))
         files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
         files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
         folder = self.rules if self.rules is not None else shipped_rules()

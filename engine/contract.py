@@ -4,9 +4,9 @@ against it (a misspelled field of a fact, a missing or misshapen name the engine
 ``docs/rules-language.md`` describes it for maintainers.
 
 To hand the rules a new fact: add it to ``FACTS`` (with its shape, see ``lang/interface.py``)
-and to what ``manifest.MergedManifest.facts`` returns. To read a new name back: add it to
-``READ_BACK_VALUES`` or ``READ_BACK_FUNCTIONS``. A further check of a whole rules folder (one that
-needs more than the language knows) goes into ``FOLDER_CHECKS``.
+and to what ``manifest.MergedManifest.facts`` returns. To read a new name back: add it with its
+shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a whole rules folder
+(one that needs more than the language knows) goes into ``FOLDER_CHECKS``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .lang.interface import Interface
+from .readback import FUNCTIONS, VALUES
 
 if TYPE_CHECKING:
     from .lang.interface import FolderCheck
@@ -45,33 +46,10 @@ FACTS = {
     "load_errors": [LOAD_ERROR],
 }
 
-#: values the rules must define
-READ_BACK_VALUES = (
-    "tools_key",
-    "session_tools",
-    "removed_beeuni_tools",
-    "tools_ls_footer",
-    "HARNESSES",
-    "DEFAULT_HARNESS",
-    "agent_names",
-    "BEEUNI_TOOLS",
-    "PLATFORM_ENV",
-    "PROVIDER_KEYS",
-    "DAEMON_MESSAGES",
-)
-
-#: functions the rules must define, with the parameters the engine passes
-READ_BACK_FUNCTIONS = {
-    "agent_tools": ("agent", "harness"),
-    "subagent_tools": ("child", "parent", "harness"),
-    "delegation_problem": ("parent", "harness"),
-    "agent_secrets": ("agent",),
-    "resolved_harness": ("harness",),
-    "eject_plan": ("name",),
-    "eject_refusal": ("reason", "name", "detail"),
-    "eject_summary": ("name", "path", "manifest_file"),
-    "secret_name_problem": ("name",),
-}
+#: values the rules must define, and functions with the parameters the engine passes: the names
+#: the engine reads back, listed with the shape of each in ``readback.py``
+READ_BACK_VALUES = tuple(VALUES)
+READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.items()}
 
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
 FOLDER_CHECKS: tuple[FolderCheck, ...] = ()

@@ -5,7 +5,8 @@
     run.output("session_tools")               # a value the rules define
 
 The engine hands the rules the facts and reads back the names of ``contract.py`` (documented in
-``docs/rules-language.md``); the rules are checked against it when they are compiled.
+``docs/rules-language.md``); the rules are checked against it when they are compiled, and each
+value read back is checked against its shape (``readback.py``) when it is read.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .contract import RULES_INTERFACE
-from .lang import load_program
+from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation
 from .manifest import load_manifest
 from .paths import Repository
+from .readback import FUNCTIONS, VALUES, WrongShape, describe
 
 if TYPE_CHECKING:
     from typing import Any
@@ -55,6 +57,7 @@ class ProjectRun:
         self.program = program
         self.merged = load_manifest(repo, manifest)
         self.evaluation = Evaluation(program, self.merged.facts(), Observer(repo), manifest)
+        self._outputs: dict[str, Any] = {}
 
     @cached_property
     def _diagnostics(self) -> list[Diagnostic]:
@@ -67,10 +70,38 @@ class ProjectRun:
         return sum(1 for diagnostic in self._diagnostics if diagnostic.severity == severity)
 
     def output(self, name: str) -> Any:
-        return self.evaluation.get(name)
+        """A value the rules define. One the engine reads back (``readback.VALUES``) is checked
+        against its shape and made of plain values; any other comes as the rules made it."""
+        try:
+            return self._outputs[name]
+        except KeyError:
+            pass
+        value = self.evaluation.get(name)
+        shape = VALUES.get(name)
+        try:
+            checked = self._outputs[name] = value if shape is None else shape.plain(value, "")
+        except WrongShape as err:
+            raise self._wrong("let", name, name, err) from None
+        return checked
 
     def call(self, name: str, *args: Any) -> Any:
-        return self.evaluation.call(name, list(args))
+        """What a function of the rules gives for ``args``, checked like ``output``."""
+        value = self.evaluation.call(name, list(args))
+        if name not in FUNCTIONS:
+            return value
+        try:
+            return FUNCTIONS[name][1].plain(value, "")
+        except WrongShape as err:
+            shown = ", ".join(_argument(arg) for arg in args)
+            raise self._wrong("fn", name, f"{name}({shown})", err) from None
+
+    def _wrong(self, kind: str, name: str, subject: str, err: WrongShape) -> RulesError:
+        file, line, column = self.program["defined"][f"{kind}:{name}"]
+        return RulesError(file, line, column, describe(subject, err))
+
+
+def _argument(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
 def rules_folder(rules_dir: str | os.PathLike[str] | None = None) -> tuple[str, str]:

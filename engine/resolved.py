@@ -1,8 +1,9 @@
 """The resolved tool set: what the engine hands to the daemon, as a versioned pydantic model.
 
-Everything here is computed by the rules (``resolve`` below only reads their outputs); the
-daemon consumes this document and derives nothing itself. Its JSON Schema is committed as
-``docs/resolved-tool-set.schema.json`` (``beeuni resolve --schema``).
+Everything here is computed by the rules (``resolve.py`` only reads their outputs into a plain
+document of this shape); the daemon validates that document into this model and derives nothing
+itself. Its JSON Schema is committed as ``docs/resolved-tool-set.schema.json``
+(``beeuni resolve --schema``).
 
 How to read a harness: every distinct set of tools an agent can see is a *view*, listed once.
 An agent names its view. A subagent started by a parent sees its own view, except where
@@ -11,14 +12,11 @@ An agent names its view. A subagent started by a parent sees its own view, excep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-if TYPE_CHECKING:
-    from .project import ProjectRun
-
-VERSION: Literal[1] = 1
+from .resolve import VERSION
 
 
 class _Model(BaseModel):
@@ -89,23 +87,3 @@ class ResolvedToolSet(_Model):
     messages: dict[str, str]
     diagnostics: list[Diagnostic]
     errors: int
-
-
-def resolve(run: ProjectRun) -> ResolvedToolSet:
-    """Read the rules' outputs into the model. pydantic validates them, and turns the located
-    strings of the manifest into plain ones on the way."""
-    diagnostics = run.diagnostics()
-    return ResolvedToolSet.model_validate(
-        {
-            "manifest": run.manifest,
-            "tools_key": bool(run.output("tools_key")),
-            "tools": run.output("session_tools"),
-            "removed": run.output("removed_beeuni_tools"),
-            "harnesses": [run.call("resolved_harness", h) for h in run.output("HARNESSES")],
-            "secrets": {str(name): run.call("agent_secrets", name) for name in run.output("agent_names")},
-            "platform_env": run.output("PLATFORM_ENV") + run.output("PROVIDER_KEYS"),
-            "messages": run.output("DAEMON_MESSAGES"),
-            "diagnostics": [d.as_dict() for d in diagnostics],
-            "errors": run.count("error"),
-        }
-    )

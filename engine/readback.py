@@ -1,0 +1,336 @@
+"""The values the engine reads back from the rules, and the shape each one must have.
+
+The rules compute what the commands print and what the daemon loads (docs/rules-language.md,
+"What the engine reads back"). An edit of the rules can give one of these values the wrong shape
+— a list where a view id belongs — and without a check that mistake would surface far from its
+cause: as a crash of ``resolve``, or as an answer 500 of the daemon in the middle of a session.
+``beeuni rules check`` knows their names and arities (``contract.py`` takes them from here), but
+not every value a rule computes; so every value is also checked where it is read
+(``ProjectRun.output`` and ``ProjectRun.call``), and
+turned into plain Python values on the way: located strings become ``str``, located booleans
+``bool``, and records keep only, and in order, the fields the engine reads. A value of the wrong
+shape is reported as a mistake in the rules, at the definition that made it.
+
+The shapes of ``resolved_harness`` and ``session_tools`` are those of the resolved tool set's
+pydantic model (``engine/resolved.py``); a test holds the two together.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .lang.values import type_name
+from .located import LocatedConst
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+
+class WrongShape(Exception):
+    """``path`` (like ``.agents[2].view``) of a read-back value is not ``expected``."""
+
+    def __init__(self, path: str, expected: str, found: str) -> None:
+        super().__init__(f"{path} must be {expected}, not {found}")
+        self.path = path
+        self.expected = expected
+        self.found = found
+
+
+_FOUND = {"list": "a list", "map": "a map", "string": "a string", "int": "a number", "float": "a number"}
+
+
+def found(value: Any) -> str:
+    """How a wrong value reads in a message: its type, or a short string itself."""
+    kind = type_name(value)
+    if kind == "string" and len(value) <= 40:
+        return f"the string `{value}`"
+    if kind == "bool":
+        return "true" if (value.value if isinstance(value, LocatedConst) else value) else "false"
+    return _FOUND.get(kind, kind)
+
+
+class Shape:
+    """What a value must be (``what`` says it in words), and how it becomes a plain value."""
+
+    what = "a value"
+    plural = ""  # how several read in "a list of ..."; empty: "a list, each item <what>"
+
+    def plain(self, value: Any, path: str) -> Any:
+        raise NotImplementedError
+
+    def wrong(self, value: Any, path: str) -> WrongShape:
+        return WrongShape(path, self.what, found(value))
+
+
+class Anything(Shape):
+    """Manifest data handed through as it is (``eject_plan``'s declaration value)."""
+
+    def plain(self, value: Any, path: str) -> Any:
+        return value
+
+
+class Str(Shape):
+    plural = "strings"
+
+    def __init__(self, note: str = "") -> None:
+        self.what = f"a string ({note})" if note else "a string"
+
+    def plain(self, value: Any, path: str) -> str:
+        if value.__class__ is str:
+            return value
+        if isinstance(value, str):
+            return str(value)  # a located string, as a plain copy
+        raise self.wrong(value, path)
+
+
+class Literal(Shape):
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.what = f"`{word}`"
+
+    def plain(self, value: Any, path: str) -> str:
+        if value == self.word and isinstance(value, str):
+            return self.word
+        raise self.wrong(value, path)
+
+
+class Bool(Shape):
+    what = "true or false"
+
+    def plain(self, value: Any, path: str) -> bool:
+        if isinstance(value, LocatedConst):
+            value = value.value
+        if value is True or value is False:
+            return value
+        raise self.wrong(value, path)
+
+
+class Template(Str):
+    """A message with named blanks ``{name}`` that the daemon fills in (``str.format_map``):
+    only the names in ``fields``, with no conversion or format spec, and braces balanced."""
+
+    def __init__(self, fields: Iterable[str]) -> None:
+        self.fields = frozenset(fields)
+        blanks = ", ".join(f"{{{name}}}" for name in sorted(self.fields))
+        self.what = f"a string whose blanks are among {blanks} (write `{{{{` and `}}}}` for braces)"
+
+    def plain(self, value: Any, path: str) -> str:
+        text = super().plain(value, path)
+        from string import Formatter
+
+        try:
+            parts = list(Formatter().parse(text))
+        except ValueError:
+            raise self.wrong(value, path) from None
+        for _, name, spec, conversion in parts:
+            if name is not None and (name not in self.fields or spec or conversion):
+                raise self.wrong(value, path)
+        return text
+
+
+class Nullable(Shape):
+    def __init__(self, inner: Shape) -> None:
+        self.inner = inner
+        self.what = f"null or {inner.what}"
+
+    def plain(self, value: Any, path: str) -> Any:
+        if value is None or (isinstance(value, LocatedConst) and value.value is None):
+            return None
+        try:
+            return self.inner.plain(value, path)
+        except WrongShape as err:
+            if err.path != path:
+                raise
+            raise self.wrong(value, path) from None
+
+
+class OneOf(Shape):
+    def __init__(self, *choices: Shape) -> None:
+        self.choices = choices
+        self.what = " or ".join(choice.what for choice in choices)
+
+    def plain(self, value: Any, path: str) -> Any:
+        for choice in self.choices:
+            try:
+                return choice.plain(value, path)
+            except WrongShape as err:
+                if err.path != path:  # it had the choice's shape, but something inside is wrong
+                    raise
+        raise self.wrong(value, path)
+
+
+class ListOf(Shape):
+    def __init__(self, item: Shape, note: str = "") -> None:
+        self.item = item
+        self.what = f"a list of {item.plural}" if item.plural else f"a list, each item {item.what}"
+        if note:
+            self.what += f" ({note})"
+
+    def plain(self, value: Any, path: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.wrong(value, path)
+        if self.item.__class__ is Str and all(item.__class__ is str for item in value):
+            return list(value)  # the common case: plain strings already
+        plain = self.item.plain
+        return [plain(item, f"{path}[{index}]") for index, item in enumerate(value)]
+
+
+class Record(Shape):
+    """A map with these fields, in this order. Other entries: checked against ``rest`` and kept,
+    left out when ``drop_rest``, else refused (the record has exactly these fields, as in the
+    resolved tool set's JSON Schema)."""
+
+    def __init__(self, fields: dict[str, Shape], rest: Shape | None = None, drop_rest: bool = False) -> None:
+        self.fields = fields
+        self.rest = rest
+        self.drop_rest = drop_rest
+        names = ", ".join(fields)
+        self.what = f"a map with {names}"
+        self.plural = f"maps with {names}"
+
+    def plain(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.wrong(value, path)
+        plain = {}
+        for name, shape in self.fields.items():
+            if name not in value:
+                raise WrongShape(path or "it", self.what, f"a map without `{name}`")
+            plain[name] = shape.plain(value[name], f"{path}.{name}")
+        if len(plain) < len(value) and not self.drop_rest:
+            for key, item in value.items():
+                if key in self.fields:
+                    continue
+                if self.rest is None or not isinstance(key, str):
+                    raise WrongShape(path or "it", self.what, f"a map with `{key}` too")
+                plain[str(key)] = self.rest.plain(item, f"{path}.{key}")
+        return plain
+
+
+class Checked(Shape):
+    """A shape with a further check of the plain value: ``check`` returns where below ``path``
+    it is wrong and why (``(".agents[2].view", "names ...")``), or None."""
+
+    def __init__(self, inner: Shape, check: Callable[[Any], tuple[str, str] | None]) -> None:
+        self.inner = inner
+        self.check = check
+        self.what, self.plural = inner.what, inner.plural
+
+    def plain(self, value: Any, path: str) -> Any:
+        plain = self.inner.plain(value, path)
+        problem = self.check(plain)
+        if problem is not None:
+            raise WrongShape(path + problem[0], "", problem[1])
+        return plain
+
+
+def _views_are_listed(harness: dict[str, Any]) -> tuple[str, str] | None:
+    """Every view a harness names (an agent's, the default, a subagent pair's) is one it lists."""
+    ids = [view["id"] for view in harness["views"]]
+    known = set(ids)
+    named = [(".default_view", harness["default_view"])]
+    named += [(f".agents[{i}].view", agent["view"]) for i, agent in enumerate(harness["agents"])]
+    for i, pair in enumerate(harness["subagent_views"]):
+        named += [(f".subagent_views[{i}].{field}", pair[field]) for field in ("parent_view", "child_view", "view")]
+    for where, view in named:
+        if view not in known:
+            return where, f"names `{view}`, which is none of the harness's views ({', '.join(ids) or 'none'})"
+    return None
+
+
+# The shapes -------------------------------------------------------------------------------------
+
+STRINGS = ListOf(Str())
+NAME = Str()
+TOOL = Record({"name": NAME, "kind": Str(), "source": Str()})
+#: a record of a listing (``agent_tools``): a session tool's record has more fields, left out
+LISTED_TOOL = Record(TOOL.fields, drop_rest=True)
+SESSION_TOOL = Record(
+    {"name": NAME, "kind": Str(), "source": Str(), "module": Nullable(Str("a path")), "builtin": Nullable(Str())}
+)
+VIEW_ID = Str("a view id")
+HARNESS = Checked(
+    Record(
+        {
+            "name": Str(),
+            "harness_tools": ListOf(TOOL),
+            "subagents_limited_by_parent": Bool(),
+            "views": ListOf(Record({"id": VIEW_ID, "tools": STRINGS})),
+            "default_view": VIEW_ID,
+            "agents": ListOf(
+                Record({"name": NAME, "view": VIEW_ID, "can_delegate": Bool(), "connectors": ListOf(TOOL)})
+            ),
+            "subagent_views": ListOf(Record({"parent_view": VIEW_ID, "child_view": VIEW_ID, "view": VIEW_ID})),
+        }
+    ),
+    _views_are_listed,
+)
+#: the blanks the daemon fills in its answers, and the answers it gives
+MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path")
+DAEMON_MESSAGE_KEYS = (
+    "not_loaded",
+    "not_visible",
+    "unknown_agent",
+    "not_delegating",
+    "timed_out",
+    "host_died",
+    "unauthorized",
+    "did_not_load",
+    "kept_last_good",
+    "spilled",
+    "not_an_object",
+    "not_json",
+    "too_large",
+    "no_such_path",
+    "method_not_allowed",
+    "client_gone",
+)
+_MESSAGE = Template(MESSAGE_FIELDS)
+DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
+EJECT_PLAN = Record(
+    {
+        "section": Str(),
+        "path": Str("a repo-relative path"),
+        "shipped": Str("a file name"),
+        "comment": Str(),
+        "beeuni_value": Str(),
+        "declaration": Nullable(Record({"name": NAME, "value": Anything(), "file": Str()}, rest=Anything())),
+        "tools_file": Nullable(Str("a repo-relative path")),
+        "new_section": ListOf(Record({"name": NAME, "value": Str()})),
+    }
+)
+
+#: the values the engine reads back, and their shapes
+VALUES: dict[str, Shape] = {
+    "tools_key": Bool(),
+    "session_tools": ListOf(SESSION_TOOL),
+    "removed_beeuni_tools": STRINGS,
+    "tools_ls_footer": ListOf(Str(), "lines"),
+    "HARNESSES": ListOf(Str(), "harness names"),
+    "DEFAULT_HARNESS": Str("a harness name"),
+    "agent_names": STRINGS,
+    "BEEUNI_TOOLS": STRINGS,
+    "PLATFORM_ENV": ListOf(Str(), "variable names"),
+    "PROVIDER_KEYS": ListOf(Str(), "variable names"),
+    "DAEMON_MESSAGES": DAEMON_MESSAGES,
+}
+#: the functions the engine calls: the parameters it passes, and the shape of what they give
+FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
+    "agent_tools": (("agent", "harness"), ListOf(LISTED_TOOL)),
+    "subagent_tools": (("child", "parent", "harness"), ListOf(LISTED_TOOL)),
+    "delegation_problem": (("parent", "harness"), Nullable(Str())),
+    "agent_secrets": (("agent",), OneOf(Literal("all"), ListOf(Str(), "secret names"))),
+    "resolved_harness": (("harness",), HARNESS),
+    "eject_plan": (("name",), EJECT_PLAN),
+    "eject_refusal": (("reason", "name", "detail"), Str()),
+    "eject_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
+    "secret_name_problem": (("name",), Nullable(Str())),
+}
+
+
+def describe(subject: str, err: WrongShape) -> str:
+    """The message for a wrong read-back value: ``subject`` is the value's name or the call."""
+    where = subject if err.path in ("", "it") else f"{subject}{err.path}"
+    if not err.expected:  # a Checked problem says what is wrong itself
+        return f"`{where}` {err.found}"
+    return f"`{where}` must be {err.expected}, not {err.found} (the engine reads it back: docs/rules-language.md)"
