@@ -145,12 +145,15 @@ def daemon(
         str | None, typer.Option("--opencode-dir", help="opencode's config folder (default: <repo>/.opencode).")
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds a tool call may run.")] = 300.0,
+    max_body: Annotated[
+        int, typer.Option("--max-body", metavar="BYTES", min=1, help="Largest arguments of a call (413 beyond).")
+    ] = 1024 * 1024,
     rules: RulesOption = None,
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
     from ..daemon.server import serve
 
-    _exit(commands.guarded(lambda: serve(path, rules, harness, agent, port, opencode_dir, timeout)))
+    _exit(commands.guarded(lambda: serve(path, rules, harness, agent, port, opencode_dir, timeout, max_body)))
 
 
 secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)

@@ -1,35 +1,48 @@
 """The daemon's HTTP API (FastAPI), for both harnesses.
 
     GET  /beeuni/tools                 the tools the calling agent sees: name, description, parameters
-    POST /beeuni/tools/{name}          run a tool; the body is its arguments
+    POST /beeuni/tools/{name}          run a tool; the body is its arguments, a JSON object
+    GET  /beeuni/openapi.json          the OpenAPI document of the two (``openapi.py``)
 
-Every request carries ``Authorization: Bearer <token>``; the calling agent is named in
+Every request to a tool carries ``Authorization: Bearer <token>``; the calling agent is named in
 ``X-Beeuni-Agent`` (default: the session's agent) and, for a subagent, the agent that started it
 in ``X-Beeuni-Parent``. Answers are JSON: ``{"output": ...}`` (with ``truncated``, ``size``,
-``lines`` and ``path`` when the output was stored in a file), or ``{"error": "..."}`` with 401,
-403, 404, 422 (the tool threw: its message), 499 (cancelled), 502 (the module host died) or 504
-(the tool ran out of time).
+``lines`` and ``path`` when the output was stored in a file), or ``{"error": "..."}`` with 400
+(the body is not JSON), 401, 403, 404, 413 (the body is over the limit), 422 (the body is no JSON
+object, or the tool threw: its message), 499 (cancelled), 502 (the module host died) or 504 (the
+tool ran out of time). FastAPI's own answers — an unknown path, a method not allowed, a query
+that does not validate — have the same ``{"error": ...}`` shape. Every text comes from the rules
+(``DAEMON_MESSAGES``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
+from .openapi import openapi_document
 from .output import limit_output
 from .session import CallRefused, Session, say
 
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
 STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
+DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
 
-def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
+class TooLarge(Exception):
+    pass
+
+
+def create_app(session: Session, token: str, connection_file: str, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
@@ -40,13 +53,46 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
     def refuse(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status)
 
+    def message(key: str, **fields: str) -> str:
+        assert session.current is not None
+        return say(session.current.resolved.messages, key, **fields)
+
+    # FastAPI's own answers, in the daemon's shape ------------------------------------------
+
+    async def http_error(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HTTPException)
+        if error.status_code == 405:
+            return refuse(405, message("method_not_allowed", detail=f"{request.method} {request.url.path}"))
+        if error.status_code == 404:
+            return refuse(404, message("no_such_path", detail=request.url.path))
+        return refuse(error.status_code, str(error.detail))
+
+    async def invalid_request(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, RequestValidationError)
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}" for problem in error.errors()
+        )
+        return refuse(422, message("bad_request", detail=problems))
+
+    async def internal_error(request: Request, error: Exception) -> JSONResponse:
+        return refuse(500, message("internal_error", detail=f"{type(error).__name__}: {error}"))
+
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(Exception, internal_error)
+
+    async def openapi(request: Request) -> JSONResponse:
+        assert session.current is not None
+        return JSONResponse(openapi_document(session.current, max_body))
+
+    app.router.add_route("/beeuni/openapi.json", openapi, methods=["GET"])
+
     def authorized(request: Request) -> bool:
         given = request.headers.get("authorization", "")
         return secrets.compare_digest(given.encode(), f"Bearer {token}".encode())
 
     def unauthorized() -> JSONResponse:
-        assert session.current is not None
-        return refuse(401, say(session.current.resolved.messages, "unauthorized", detail=connection_file))
+        return refuse(401, message("unauthorized", detail=connection_file))
 
     @app.get("/beeuni/tools")
     async def list_tools(request: Request, all: bool = False) -> Any:
@@ -63,9 +109,13 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
         if not authorized(request):
             return unauthorized()
         try:
-            args = await request.json() if await request.body() else {}
-        except ValueError:
-            return refuse(400, "the body must be JSON: the tool's arguments")
+            body = await _read_body(request, max_body)
+        except TooLarge:
+            return refuse(413, message("too_large", tool=name, detail=str(max_body)))
+        try:
+            args = json.loads(body) if body else {}
+        except ValueError as err:  # not JSON, or not UTF-8
+            return refuse(400, message("bad_arguments", tool=name, detail=str(err)))
         agent, parent = request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent")
         call: asyncio.Task[Any] = asyncio.create_task(session.call(name, args, agent, parent))
         done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
@@ -76,7 +126,7 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
                 call.cancel()
                 with contextlib.suppress(asyncio.CancelledError, CallRefused):
                     await call
-                return refuse(499, "the client went away; the call was aborted")
+                return refuse(499, message("client_gone", tool=name))
             watcher.cancel()
         try:
             outcome = call.result()
@@ -97,6 +147,21 @@ def create_app(session: Session, token: str, connection_file: str) -> FastAPI:
     # (a tenth of a call's time); the body is parsed and answered by hand anyway.
     app.router.add_route("/beeuni/tools/{name}", call_tool, methods=["POST"])
     return app
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request's body, or ``TooLarge`` as soon as it is known to pass ``limit`` bytes: from
+    its Content-Length before a byte is read, else while it streams in."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise TooLarge()
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge()
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _wait_for_disconnect(request: Request) -> None:

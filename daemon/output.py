@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import defaultdict
 from typing import Any
 
 MAX_BYTES = 50 * 1024
@@ -24,5 +25,5 @@ def limit_output(output: str, tool: str, note: str) -> dict[str, Any]:
         out.write(data)
     head = "\n".join(output.split("\n", MAX_LINES)[:MAX_LINES])
     head = head.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
-    text = head + "\n\n" + note.format(size=len(data), lines=lines, path=path)
+    text = head + "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=path))
     return {"output": text, "truncated": True, "size": len(data), "lines": lines, "path": path}

@@ -11,7 +11,7 @@ import sys
 
 import uvicorn
 
-from .app import create_app
+from .app import DEFAULT_MAX_BODY, create_app
 from .bun import find_bun
 from .plugin import write_plugin
 from .secrets import project_dir, write_private
@@ -28,6 +28,7 @@ def serve(
     port: int,
     opencode_dir: str | None,
     timeout: float = DEFAULT_TIMEOUT,
+    max_body: int = DEFAULT_MAX_BODY,
 ) -> int:
     session = Session(path, rules, harness, agent, find_bun(), timeout)
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
@@ -48,7 +49,7 @@ def serve(
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
-        app = create_app(session, token, connection_file)
+        app = create_app(session, token, connection_file, max_body)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..engine.lang import rules_files
+from ..engine.paths import Repository
 from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
@@ -97,7 +98,9 @@ class Session:
     # the tool set ------------------------------------------------------------------------
 
     def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]]]:
-        run = ProjectRun(self.repo, self.manifest, load_rules(self.rules))
+        # A Repository remembers what its folders hold; a fresh one per resolve, so that a reload
+        # sees the repository as it is now (a module created since the last one included).
+        run = ProjectRun(Repository(self.repo.root), self.manifest, load_rules(self.rules))
         resolved = ResolvedToolSet.model_validate(resolve(run))
         files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
         files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
@@ -237,6 +240,8 @@ class Session:
                 raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
             if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
                 raise CallRefused(403, say(messages, "not_visible", tool=tool, agent=name))
+            if not isinstance(args, dict):
+                raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
             env = self.env_for(loaded.resolved, name)
             try:
                 return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)

@@ -279,11 +279,13 @@ DAEMON_MESSAGE_KEYS = (
     "kept_last_good",
     "spilled",
     "not_an_object",
-    "not_json",
+    "bad_arguments",
     "too_large",
     "no_such_path",
     "method_not_allowed",
     "client_gone",
+    "bad_request",
+    "internal_error",
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)

@@ -53,6 +53,12 @@ export default {
   parameters: { type: 'object', properties: {} },
   async execute() { console.log('{"op": "result", "id": 1}'); process.stdout.write('noise\\n'); return 'quiet' },
 }""",
+    "count": """import { appendFileSync } from 'node:fs'
+export default {
+  description: 'Counts its runs in calls.log, in the repository.',
+  parameters: { type: 'object', properties: {} },
+  async execute(args, context) { appendFileSync(`${context.cwd}/calls.log`, 'ran\\n'); return 'counted' },
+}""",
     "no_default": "export const tool = { description: 'x', parameters: { type: 'object' }, execute() {} }",
     "bad_params": "export default { description: 'x', parameters: { type: 'string' }, execute() {} }",
     "throws_on_import": "throw new Error('config file tools/settings.json is missing')\nexport default {}",
@@ -298,3 +304,97 @@ def test_a_call_past_the_timeout_is_aborted(project: Path, tmp_path: Path) -> No
         assert answer.json() == {"error": "slow did not finish within 0.5 seconds and was stopped"}
         wait_until(mark.exists, "the module to see the abort")
         assert mark.read_text() == "timed_out"
+
+
+def raw_post(daemon: Daemon, tool: str, body: bytes, **headers: str) -> httpx.Response:
+    return httpx.post(
+        f"{daemon.url}/beeuni/tools/{tool}", content=body, headers={**daemon.headers(), **headers}, timeout=60
+    )
+
+
+def runs_of_count(project: Path) -> int:
+    log = project / "calls.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b"3", b'"text"', b"null", b"true"])
+def test_arguments_that_are_no_json_object_are_422_and_the_tool_is_not_run(
+    daemon: Daemon, project: Path, body: bytes
+) -> None:
+    before = runs_of_count(project)
+    answer = raw_post(daemon, "count", body, **{"content-type": "application/json"})
+    assert (answer.status_code, answer.json()) == (422, {"error": "arguments must be a JSON object"})
+    assert runs_of_count(project) == before
+    assert daemon.call("count").json()["output"] == "counted"  # an object (or no body) runs it
+    assert raw_post(daemon, "count", b"").status_code == 200
+    assert runs_of_count(project) == before + 2
+
+
+def test_a_body_that_is_not_json_is_400(daemon: Daemon) -> None:
+    answer = raw_post(daemon, "echo", b"{text: hi}")
+    assert answer.status_code == 400
+    assert answer.json()["error"].startswith("the arguments must be JSON: ")
+
+
+def test_a_body_over_the_default_limit_is_413_and_the_tool_is_not_run(daemon: Daemon, project: Path) -> None:
+    before = runs_of_count(project)
+    padding = b" " * (1024 * 1024)  # 1 MiB of blanks around an object: valid JSON, one byte too many
+    answer = raw_post(daemon, "count", b"{}" + padding[:-1])
+    assert (answer.status_code, answer.json()) == (
+        413,
+        {"error": "the arguments are larger than 1048576 bytes; the tool was not run"},
+    )
+    assert raw_post(daemon, "count", b"{}" + padding[:-2]).status_code == 200  # the limit itself passes
+    assert runs_of_count(project) == before + 1
+
+
+def test_a_streamed_body_over_the_limit_is_413(daemon: Daemon) -> None:
+    """Without a Content-Length the body is counted as it arrives, and refused at the limit."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"text": "'
+        for _ in range(20):
+            yield b"x" * 65536
+        yield b'"}'
+
+    answer = httpx.post(f"{daemon.url}/beeuni/tools/echo", content=chunks(), headers=daemon.headers(), timeout=60)
+    assert answer.status_code == 413
+
+
+def test_fastapis_own_answers_have_the_daemons_shape(daemon: Daemon) -> None:
+    unknown = httpx.get(f"{daemon.url}/nothing/here", timeout=30)
+    assert unknown.status_code == 404
+    assert unknown.json() == {
+        "error": "no such path: /nothing/here (the daemon serves GET /beeuni/tools and POST /beeuni/tools/NAME)"
+    }
+    wrong_method = httpx.get(f"{daemon.url}/beeuni/tools/echo", headers=daemon.headers(), timeout=30)
+    assert (wrong_method.status_code, wrong_method.json()) == (
+        405,
+        {"error": "GET /beeuni/tools/echo is not allowed here"},
+    )
+    bad_query = httpx.get(f"{daemon.url}/beeuni/tools?all=maybe", headers=daemon.headers(), timeout=30)
+    assert bad_query.status_code == 422
+    assert bad_query.json()["error"].startswith("bad request: query.all: ")
+
+
+def test_a_module_created_after_start_is_loaded_at_the_next_reload(tmp_path: Path) -> None:
+    """The daemon must not remember the repository's folders from its start: a module written
+    later and then declared is found by the reload (issue 9). Also: `--max-body` sets the limit."""
+    folder = tmp_path / "growing"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
+    manifest = folder / "beeuni.yaml"
+    manifest.write_text("tools:\n  echo: tools/echo.ts\n")
+    with running_daemon(folder, tmp_path, "--harness", "experimental", "--max-body", "100") as daemon:
+        assert daemon.call("echo").status_code == 200
+        (folder / "tools" / "later.ts").write_text(MODULES["echo"].replace("return {", "return { later: true,"))
+        manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n")
+        answer = daemon.call("later")
+        assert answer.status_code == 200, answer.text
+        assert json.loads(answer.json()["output"])["later"] is True
+        assert "module-missing" not in daemon.log()
+        too_large = daemon.call("echo", {"text": "x" * 100})
+        assert (too_large.status_code, too_large.json()["error"]) == (
+            413,
+            "the arguments are larger than 100 bytes; the tool was not run",
+        )

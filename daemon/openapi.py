@@ -1,0 +1,135 @@
+"""The daemon's OpenAPI document (``GET /beeuni/openapi.json``), written out by hand.
+
+The call route is a plain route of the app's router, kept off FastAPI's parameter machinery
+for speed (``app.py``), so FastAPI cannot describe it: this module does, for both routes, with
+every answer the daemon gives. The tools the session serves now are listed as examples of a
+tool's name. A test runs schemathesis against the document and the running daemon.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .session import Loaded
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def _answer(description: str, schema: dict[str, Any] = ERROR) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": False, "description": description, "schema": {"type": "string"}}
+
+
+AGENT_HEADERS = [
+    _header("X-Beeuni-Agent", "The calling agent (default: the session's agent)."),
+    _header("X-Beeuni-Parent", "The agent that started the caller as a subagent."),
+]
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "properties": {"error": {"type": "string"}},
+        "required": ["error"],
+        "additionalProperties": False,
+    },
+    "Output": {
+        "type": "object",
+        "description": "The tool's output; over 50 KB or 2,000 lines its beginning, the whole in `path`.",
+        "properties": {
+            "output": {"type": "string"},
+            "truncated": {"type": "boolean"},
+            "size": {"type": "integer", "description": "bytes of the whole output (when truncated)"},
+            "lines": {"type": "integer", "description": "lines of the whole output (when truncated)"},
+            "path": {"type": "string", "description": "the file that holds the whole output (when truncated)"},
+        },
+        "required": ["output", "truncated"],
+        "additionalProperties": False,
+    },
+    "ToolList": {
+        "type": "object",
+        "properties": {
+            "harness": {"type": "string"},
+            "tools": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "description": {"type": "string"},
+                        "parameters": {"type": "object", "description": "a JSON Schema of the arguments"},
+                    },
+                    "required": ["name", "description", "parameters"],
+                },
+            },
+        },
+        "required": ["harness", "tools"],
+        "additionalProperties": False,
+    },
+}
+
+
+def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
+    served = sorted(loaded.host.report.loaded)
+    name = {
+        "name": "name",
+        "in": "path",
+        "required": True,
+        "description": "The tool's name.",
+        "schema": {"type": "string"},
+        "examples": {tool: {"value": tool} for tool in served},
+    }
+    call = {
+        "summary": "Run a tool",
+        "operationId": "call_tool",
+        "parameters": [name, *AGENT_HEADERS],
+        "requestBody": {
+            "required": False,
+            "description": f"The call's arguments, a JSON object (none: `{{}}`), at most {max_body} bytes.",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
+        "responses": {
+            "200": _answer("The tool's output.", {"$ref": "#/components/schemas/Output"}),
+            "400": _answer("The body is not JSON."),
+            "401": _answer("No bearer token, or the wrong one."),
+            "403": _answer("The agent does not see the tool, or its parent cannot start subagents."),
+            "404": _answer("No tool of that name is loaded."),
+            "413": _answer(f"The body is larger than {max_body} bytes; the tool was not run."),
+            "422": _answer("The arguments are no JSON object (the tool was not run), or the tool threw."),
+            "499": _answer("The client went away; the call was aborted."),
+            "502": _answer("The module host stopped during the call; it has been restarted."),
+            "504": _answer("The tool did not finish in time and was stopped."),
+        },
+    }
+    listing = {
+        "summary": "The tools the calling agent sees",
+        "operationId": "list_tools",
+        "parameters": [
+            {
+                "name": "all",
+                "in": "query",
+                "required": False,
+                "description": "Every tool the session serves, whoever sees it.",
+                "schema": {"type": "boolean", "default": False},
+            },
+            *AGENT_HEADERS,
+        ],
+        "responses": {
+            "200": _answer("The tools, with description and parameters.", {"$ref": "#/components/schemas/ToolList"}),
+            "401": _answer("No bearer token, or the wrong one."),
+            "403": _answer("The parent is no agent of the project, or cannot start subagents."),
+            "422": _answer("The query does not validate."),
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "beeuni daemon", "version": "1"},
+        "paths": {"/beeuni/tools": {"get": listing}, "/beeuni/tools/{name}": {"post": call}},
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
