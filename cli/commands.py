@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.lang import RulesError
+from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
 
