@@ -191,6 +191,12 @@ def resolve(
     _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json)))
 
 
+@app.command()
+def schema(rules: RulesOption = None) -> None:
+    """Print the JSON Schema of beeuni.yaml, built from the rules' data, for editors."""
+    _exit(commands.guarded(lambda: commands.manifest_schema(rules)))
+
+
 @rules_app.command("list")
 def rules_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

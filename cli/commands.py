@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
 #: the rules' regular expression for the help part of a message, shown apart in a code frame
 HELP_PATTERN = "HELP_PATTERN"
+#: the rules' JSON Schema of a manifest
+MANIFEST_SCHEMA = "MANIFEST_SCHEMA"
 
 
 def guarded(command: Callable[[], int]) -> int:
@@ -314,6 +316,17 @@ def _note_errors(run: Any) -> int:
         return EXIT_OK
     sys.stderr.write(f"beeuni: {run.manifest} has {errors} error{'s' if errors != 1 else ''}; run `beeuni validate`\n")
     return EXIT_ERRORS
+
+
+def manifest_schema(rules: str | None) -> int:
+    """The JSON Schema of a manifest, as the rules define it (``MANIFEST_SCHEMA``)."""
+    from ..engine.project import rules_only
+
+    run = rules_only(rules)
+    if MANIFEST_SCHEMA not in run.program["lets"]:
+        raise UsageError(f"the rules define no `{MANIFEST_SCHEMA}`, the JSON Schema this command prints")
+    report.write_json(run.output(MANIFEST_SCHEMA))
+    return EXIT_OK
 
 
 def rules_list(rules: str | None, as_json: bool) -> int:

@@ -51,7 +51,21 @@ FACTS = {
 READ_BACK_VALUES = tuple(VALUES)
 READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.items()}
 
+#: values read when the rules define them: the help part of a message in a code frame (a regular
+#: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), and what an
+#: editor completes where (``beeuni lsp``)
+OPTIONAL_READ_BACK_VALUES = ("HELP_PATTERN", "MANIFEST_SCHEMA", "COMPLETIONS")
+#: functions called when the rules define them: what hovering over a name in the manifest shows
+OPTIONAL_READ_BACK_FUNCTIONS = {"hover_tool": ("name",)}
+
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
 FOLDER_CHECKS: tuple[FolderCheck, ...] = ()
 
-RULES_INTERFACE = Interface(FACTS, READ_BACK_VALUES, READ_BACK_FUNCTIONS, FOLDER_CHECKS)
+RULES_INTERFACE = Interface(
+    FACTS,
+    READ_BACK_VALUES,
+    READ_BACK_FUNCTIONS,
+    FOLDER_CHECKS,
+    OPTIONAL_READ_BACK_VALUES,
+    OPTIONAL_READ_BACK_FUNCTIONS,
+)

@@ -25,6 +25,7 @@ from .paths import Repository
 from .yaml_loader import MAX_FILE_BYTES, LoadProblem, load_yaml
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 IMPORTS_KEY = "imports"
@@ -59,8 +60,9 @@ class MergedManifest:
                 entries.extend({"name": name, "value": item, "file": path} for name, item in value.items())
 
 
-def load_manifest(repo: Repository, manifest: str) -> MergedManifest:
-    """Read ``manifest`` (repo-relative) and, depth first, every file it imports."""
+def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] | None = None) -> MergedManifest:
+    """Read ``manifest`` (repo-relative) and, depth first, every file it imports; a file in
+    ``overlay`` (an editor's unsaved buffer) is read from there instead of the disk."""
     merged = MergedManifest(repo, manifest)
     loaded: set[str] = set()
     # Each entry: (path, where it was imported, the chain of files that led to it).
@@ -70,7 +72,10 @@ def load_manifest(repo: Repository, manifest: str) -> MergedManifest:
         if path in loaded:
             continue
         loaded.add(path)
-        data = _read(repo, path, imported_at, merged.problems)
+        if overlay is not None and path in overlay:
+            data: bytes | None = overlay[path]
+        else:
+            data = _read(repo, path, imported_at, merged.problems)
         if data is None:
             continue
         root, problems = load_yaml(data, path)

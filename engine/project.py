@@ -19,11 +19,12 @@ from .contract import RULES_INTERFACE
 from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation
-from .manifest import load_manifest
+from .manifest import MergedManifest, load_manifest
 from .paths import Repository
 from .readback import FUNCTIONS, VALUES, WrongShape, describe
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 MANIFEST_NAME = "beeuni.yaml"
@@ -51,11 +52,21 @@ def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:
 
 
 class ProjectRun:
-    def __init__(self, repo: Repository, manifest: str, program: dict[str, Any]) -> None:
+    """``overlay``: repo-relative path → the bytes to read for that file instead of the disk's
+    (an editor's unsaved buffers); ``merged``: the manifest already read (none: read it)."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        manifest: str,
+        program: dict[str, Any],
+        overlay: Mapping[str, bytes] | None = None,
+        merged: MergedManifest | None = None,
+    ) -> None:
         self.repo = repo
         self.manifest = manifest
         self.program = program
-        self.merged = load_manifest(repo, manifest)
+        self.merged = merged if merged is not None else load_manifest(repo, manifest, overlay)
         self.evaluation = Evaluation(program, self.merged.facts(), Observer(repo), manifest)
         self._outputs: dict[str, Any] = {}
 
@@ -120,3 +131,9 @@ def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any
 def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
     repo, manifest = locate(path)
     return ProjectRun(repo, manifest, load_rules(rules_dir))
+
+
+def rules_only(rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
+    """A run over no manifest at all, for the values of the rules alone (``beeuni schema``)."""
+    repo = Repository(os.getcwd())
+    return ProjectRun(repo, MANIFEST_NAME, load_rules(rules_dir), merged=MergedManifest(repo, MANIFEST_NAME))

@@ -309,7 +309,13 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
 def _unused(program: Node, names: _NameChecker, interface: Interface, found: Findings) -> None:
     """A definition no rule and no name the host reads reaches, directly or not, does nothing."""
     reached: set[str] = set()
-    pending = [*names.used_by_rules, *interface.values, *interface.functions]
+    pending = [
+        *names.used_by_rules,
+        *interface.values,
+        *interface.functions,
+        *interface.optional_values,
+        *interface.optional_functions,
+    ]
     while pending:
         name = pending.pop()
         if name in reached:

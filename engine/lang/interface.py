@@ -29,7 +29,8 @@ class Interface:
     """``facts``: name → shape of each value the host hands over; ``values``: the ``let`` names
     it reads back; ``functions``: the functions it calls, with their parameters' names;
     ``checks``: further checks of a rules folder, run when it is compiled (after the language's
-    own, on a program without errors)."""
+    own, on a program without errors); ``optional_values`` and ``optional_functions``: names the
+    host reads when a rule set defines them (a feature that is off without them)."""
 
     def __init__(
         self,
@@ -37,13 +38,18 @@ class Interface:
         values: Sequence[str] = (),
         functions: Mapping[str, Sequence[str]] | None = None,
         checks: Sequence[FolderCheck] = (),
+        optional_values: Sequence[str] = (),
+        optional_functions: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.facts = dict(facts)
         self.values = tuple(values)
         self.functions = {name: tuple(params) for name, params in (functions or {}).items()}
         self.checks = tuple(checks)
+        self.optional_values = tuple(optional_values)
+        self.optional_functions = {name: tuple(params) for name, params in (optional_functions or {}).items()}
 
     def fingerprint(self) -> str:
         """What the compiled program depends on, for the rule cache's key."""
         checks = [f"{check.__module__}.{check.__qualname__}" for check in self.checks]
-        return repr((self.facts, self.values, self.functions, checks))
+        optional = (self.optional_values, self.optional_functions)
+        return repr((self.facts, self.values, self.functions, checks, optional))

@@ -124,7 +124,7 @@ class _TypeChecker:
         self.fns: dict[str, Node] = program["fns"]
         self.rules: list[Node] = program["rules"]
         self.facts = {name: from_shape(shape) for name, shape in interface.facts.items()}
-        self.host_called = frozenset(interface.functions)
+        self.host_called = frozenset([*interface.functions, *interface.optional_functions])
         self.found = found
         self.params: dict[str, list[Type]] = {name: [BOTTOM] * len(node["params"]) for name, node in self.fns.items()}
         self.file = ""
