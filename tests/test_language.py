@@ -110,11 +110,72 @@ def test_mistakes_in_rules_are_reported_with_a_position(source: str, message: st
     assert caught.value.file == "test.rules" and caught.value.line >= 1
 
 
-def test_a_type_mistake_at_run_time_names_the_definition() -> None:
+def test_a_type_mistake_at_run_time_is_reported_at_the_expression() -> None:
     run = evaluate("let a = data | [2]", 1)
     with pytest.raises(RulesError) as caught:
         run.get("a")
-    assert (caught.value.line, caught.value.message) == (1, "`a` failed: `|` needs lists, not a int")
+    error = caught.value
+    assert (error.line, error.column, error.message) == (1, 9, "`a`: `|` (union) needs lists, not a number")
+
+
+# the runtime: failures at the failing expression, and a bound on every evaluation -------------
+
+ENTRIES = [
+    {"name": LocatedStr("first", ("beeuni.yaml", 6, 3)), "n": 1},
+    {"name": LocatedStr("second", ("beeuni.yaml", 7, 3)), "n": "two"},
+]
+
+
+def failure(source: str, data: Any = None) -> str:
+    """What running every rule of ``source`` over ``data`` reports."""
+    run = evaluate(source, ENTRIES if data is None else data)
+    with pytest.raises(RulesError) as caught:
+        run.diagnostics()
+    return caught.value.problems[0].text()
+
+
+def rule_over_entries(when: str) -> str:
+    return f'rule x/y {{\n severity error\n doc "d"\n for e in data\n when {when}\n at e.name\n message "m"\n}}\n'
+
+
+def test_a_failure_inside_a_function_blames_the_functions_expression_and_the_manifest_value() -> None:
+    source = "fn plus_one(e) = e.n + 1\n" + rule_over_entries("plus_one(e) > 1")
+    assert failure(source) == (
+        "test.rules:1:18: error[rules] rule `x/y`: cannot add a string and a number, while checking beeuni.yaml:7:3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("when", "message"),
+    [
+        ('matches("a", "[" + e.name)', "regular expression `[first` does not compile: unterminated character set"),
+        ('"a" in e.n', "`in` needs a list, map or string on its right, not a number"),
+        ("e.name - [1]", "`-` (difference) needs lists, not a string"),
+        ("e.n + e.name", "cannot add a number and a string"),
+    ],
+)
+def test_nothing_a_rule_does_at_run_time_is_an_internal_error(when: str, message: str) -> None:
+    found = failure(rule_over_entries(when))
+    assert found.startswith("test.rules:5:7: error[rules] rule `x/y`: " + message)
+    assert found.endswith(", while checking beeuni.yaml:6:3")
+
+
+def test_a_rule_that_would_run_without_end_is_stopped_and_named() -> None:
+    doubling = "".join(f"let l{i} = l{i - 1} + l{i - 1}\n" for i in range(1, 40))
+    found = failure("let l0 = [1, 2, 3, 4]\n" + doubling + rule_over_entries("len(l39) > 0"))
+    assert "error[rules] rule `x/y`: stopped after 40,000,000 steps" in found
+
+
+def test_a_value_that_would_read_as_a_text_without_end_is_stopped() -> None:
+    shared = "".join(f"let t{i} = [t{i - 1}, t{i - 1}]\n" for i in range(1, 60))
+    found = failure("let t0 = [1, 2, 3]\n" + shared + rule_over_entries('f"{t59}" == ""'))
+    assert "rule `x/y`: a text longer than 1,000,000 characters" in found
+
+
+def test_calls_that_multiply_beyond_the_bound_are_found_before_anything_runs() -> None:
+    chain = "".join(f"fn f{i}(x) = f{i - 1}(x) and f{i - 1}(x)\n" for i in range(1, 40))
+    found = problems("fn f0(x) = x\n" + chain + "let result = f39(1)\nfn pick(name, harness) = name\n")
+    assert found[0].startswith("24:1: error `f23` takes more than 40,000,000 steps to evaluate")
 
 
 def test_the_runtime_provides_every_helper_the_generated_code_uses() -> None:

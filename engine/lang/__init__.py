@@ -82,14 +82,42 @@ def compile_sources(
         lost |= parsed.lost_names
     checked, found = check_program(definitions, interface, shown, frozenset(lost) if problems else None)
     problems.extend(found)
-    if not _has_error(problems):
+    if _has_error(problems):
+        raise RulesError.of(problems)
+    try:
         program = compile_program(checked)
-        for check in interface.checks:
-            problems.extend(check(program, folder, shown))
+    except (RecursionError, SyntaxError, MemoryError):  # Python's own limits on nesting
+        raise RulesError(shown, 1, 1, "expressions are nested too deeply to compile") from None
+    problems.extend(_endless(program))
+    for check in interface.checks:
+        problems.extend(check(program, folder, shown))
     if _has_error(problems):
         raise RulesError.of(problems)
     program["problems"] = [problem.as_tuple() for problem in sorted(problems, key=Problem.sort_key)]
     return program
+
+
+def _endless(program: dict[str, Any]) -> list[Problem]:
+    """A definition whose evaluation alone, loops aside, takes more steps than any evaluation
+    may (functions that call others twice, and those others twice, ...) can never finish."""
+    from .errors import Problem
+    from .values import STEPS
+
+    found = []
+    for key, weight in program["weights"].items():
+        if weight <= STEPS:
+            continue
+        kind, name = key.split(":", 1)
+        if kind == "rule":
+            rule = program["rules"][int(name)]
+            where, what = [rule["file"], *rule["pos"]], f"rule `{rule['id']}`"
+        else:
+            where, what = program["defined"][key], f"`{name}`"
+        why = "loops aside: it calls functions that call others, many times over"
+        found.append(
+            Problem(where[0], where[1], where[2], f"{what} takes more than {STEPS:,} steps to evaluate, {why}")
+        )
+    return found
 
 
 def _has_error(problems: list[Problem]) -> bool:

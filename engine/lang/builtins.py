@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
-from .values import SetCache, as_items, text, type_name, unique
+from .values import Budget, RuleFailure, SetCache, as_items, text, type_name, unique
 
 if TYPE_CHECKING:
     from typing import Any
 
-    Builtin = tuple[int, int, Callable[..., Any], bool]
+    Builtin = tuple[int, int, Callable[..., Any], str | None]
 
 
 class Observer:
@@ -31,7 +31,8 @@ class Observer:
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self.sets = SetCache()
+        self.budget = Budget()
+        self.sets = SetCache(self.budget)
         self._answers: dict[tuple[str, str], Any] = {}
 
     def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
@@ -43,7 +44,10 @@ class Observer:
 
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise RuleFailure(f"regular expression `{pattern}` does not compile: {err}") from None
 
 
 def _str(value: Any) -> str | None:
@@ -113,12 +117,14 @@ def b_lower(value: Any) -> Any:
     return string.lower() if string is not None else None
 
 
-def b_join(items: Any, separator: Any) -> str:
-    values, glue = as_items(items), str(unwrap(separator))
+def b_join(observer: Observer, items: Any, separator: Any) -> str:
+    values, glue = as_items(items), text(separator)
     try:
-        return glue.join(values)  # all strings: at C speed
+        joined = glue.join(values)  # all strings: at C speed
     except TypeError:
-        return glue.join(text(item) for item in values)
+        joined = glue.join(text(item) for item in values)
+    observer.budget.spend(len(joined))
+    return joined
 
 
 def b_str(value: Any) -> str:
@@ -166,13 +172,14 @@ def b_unique(items: Any) -> list[Any]:
     return unique(as_items(items))
 
 
-def b_flatten(items: Any) -> list[Any]:
+def b_flatten(observer: Observer, items: Any) -> list[Any]:
     result: list[Any] = []
     for item in as_items(items):
         if isinstance(item, list):
             result.extend(item)
         elif item is not None:
             result.append(item)
+    observer.budget.spend(len(result))
     return result
 
 
@@ -243,34 +250,36 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     return [LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names]
 
 
-#: name → (fewest arguments, most arguments, function, whether it takes the ``Observer`` first)
+#: name → (fewest arguments, most arguments, function, what it takes first): None for nothing,
+#: "budget" for the ``Observer`` whose budget it charges, "observer" for the ``Observer`` whose
+#: repository or sets it consults (a function that calls one is worth remembering)
 BUILTINS: dict[str, Builtin] = {
-    "len": (1, 1, b_len, False),
-    "type": (1, 1, b_type, False),
-    "keys": (1, 1, b_keys, False),
-    "values": (1, 1, b_values, False),
-    "matches": (2, 2, b_matches, False),
-    "starts_with": (2, 2, b_starts_with, False),
-    "ends_with": (2, 2, b_ends_with, False),
-    "after": (2, 2, b_after, False),
-    "lower": (1, 1, b_lower, False),
-    "join": (2, 2, b_join, False),
-    "str": (1, 1, b_str, False),
-    "stem": (1, 1, b_stem, False),
-    "closest": (2, 2, b_closest, False),
-    "position": (1, 1, b_position, False),
-    "file_of": (1, 1, b_file_of, False),
-    "sorted": (1, 1, b_sorted, False),
-    "unique": (1, 1, b_unique, False),
-    "flatten": (1, 1, b_flatten, False),
-    "group_by": (2, 2, b_group_by, False),
-    "index_by": (2, 2, b_index_by, False),
-    "any": (1, 1, b_any, False),
-    "all": (1, 1, b_all, False),
-    "first": (1, 1, b_first, False),
-    "subset": (2, 2, b_subset, True),
-    "inside_repo": (1, 1, b_inside_repo, True),
-    "exists": (1, 1, b_exists, True),
-    "is_file": (1, 1, b_is_file, True),
-    "list_dir": (1, 1, b_list_dir, True),
+    "len": (1, 1, b_len, None),
+    "type": (1, 1, b_type, None),
+    "keys": (1, 1, b_keys, None),
+    "values": (1, 1, b_values, None),
+    "matches": (2, 2, b_matches, None),
+    "starts_with": (2, 2, b_starts_with, None),
+    "ends_with": (2, 2, b_ends_with, None),
+    "after": (2, 2, b_after, None),
+    "lower": (1, 1, b_lower, None),
+    "join": (2, 2, b_join, "budget"),
+    "str": (1, 1, b_str, None),
+    "stem": (1, 1, b_stem, None),
+    "closest": (2, 2, b_closest, None),
+    "position": (1, 1, b_position, None),
+    "file_of": (1, 1, b_file_of, None),
+    "sorted": (1, 1, b_sorted, None),
+    "unique": (1, 1, b_unique, None),
+    "flatten": (1, 1, b_flatten, "budget"),
+    "group_by": (2, 2, b_group_by, None),
+    "index_by": (2, 2, b_index_by, None),
+    "any": (1, 1, b_any, None),
+    "all": (1, 1, b_all, None),
+    "first": (1, 1, b_first, None),
+    "subset": (2, 2, b_subset, "observer"),
+    "inside_repo": (1, 1, b_inside_repo, "observer"),
+    "exists": (1, 1, b_exists, "observer"),
+    "is_file": (1, 1, b_is_file, "observer"),
+    "list_dir": (1, 1, b_list_dir, "observer"),
 }

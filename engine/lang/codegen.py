@@ -10,6 +10,16 @@ Every definition becomes a Python function inside one factory, ``make(rt)``, tha
 Rule variables are Python locals (``v_x``), top-level names are read through ``G("x")``, and the
 operations every expression shares are the helpers of ``values.py`` and ``builtins.py``. The code
 object is cached with the program (``cache.py``), so a warm run neither parses nor compiles.
+
+Two tables go with the code, so that a failure costs nothing until it happens:
+
+- ``spans``: where each expression's Python text stands in the generated source (line, first
+  and last column, in UTF-8 bytes as ``code.co_positions`` counts them) → its place in the rules
+  file. When a rule fails, the runtime finds the failing instruction's span in the traceback
+  and reports the rules expression, however deep in functions it is.
+- ``weights``: how many steps evaluating a definition takes outside its loops (calls included),
+  and, in the code, each loop's steps per item (``ITEMS(xs, w)``): the runtime charges them to
+  the evaluation's budget, so no rule set runs without end.
 """
 
 from __future__ import annotations
@@ -21,13 +31,19 @@ from .builtins import BUILTINS
 Node = dict[str, Any]
 
 #: The names the generated code finds in its globals (see ``evaluator.runtime_namespace``).
-HELPERS = ("G", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "MEMO", "OBS", "B")
+HELPERS = ("G", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "MEMO", "OBS", "B")
+
+#: around the text of an expression while the source is written: ``\x01<n>\x02 text \x03``
+_OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
+#: expression kinds that cannot fail: never marked
+_SAFE = frozenset({"value", "name", "list", "map", "and", "or", "not", "if", "attr"})
 
 
 def compile_program(checked: Node) -> Node:
-    """The program as it is cached and run: the code object of ``make`` and what the runtime
-    and the commands need to know about the definitions (no syntax trees)."""
-    source = generate(checked)
+    """The program as it is cached and run: the code object of ``make``, its tables, and what
+    the runtime and the commands need to know about the definitions (no syntax trees)."""
+    generator = _Generator(checked)
+    source, spans = _unmark(generator.generate())
     defined = {
         f"{node['t']}:{name}": [node["file"], *node["pos"]]
         for kinds in ("lets", "fns")
@@ -35,6 +51,8 @@ def compile_program(checked: Node) -> Node:
     }
     return {
         "code": compile(source, "<rules>", "exec"),
+        "spans": [[*span, *generator.places[index]] for index, span in spans],
+        "weights": generator.weights,
         "costly": sorted(_costly_functions(checked["fns"])),
         "defined": defined,
         "lets": sorted(checked["lets"]),
@@ -45,54 +63,232 @@ def compile_program(checked: Node) -> Node:
 
 def generate(program: Node) -> str:
     """The Python source of ``make(rt)`` for a checked program."""
-    out = _Writer()
-    out.line("def make(rt):")
-    out.indent += 1
-    for name, node in program["lets"].items():
-        out.line(f"def l_{name}():")
-        out.line(f"    return {_expr(node['expr'], set())}")
-    for name, node in program["fns"].items():
-        params = node["params"]
-        out.line(f"def f_{name}({', '.join('v_' + p for p in params)}):")
-        out.indent += 1
-        body = node["body"]
-        scope = set(params)
-        if body["t"] == "block":
-            for local, value in body["lets"]:
-                out.line(f"v_{local} = {_expr(value, scope)}")
-                scope.add(local)
-            body = body["expr"]
-        out.line(f"return {_expr(body, scope)}")
-        out.indent -= 1
-        out.line(f"f_{name} = MEMO({name!r}, f_{name})")
-    for index, rule in enumerate(program["rules"]):
-        _rule(out, index, rule)
-    lets = ", ".join(f"{name!r}: l_{name}" for name in program["lets"])
-    fns = ", ".join(f"{name!r}: f_{name}" for name in program["fns"])
-    rules = ", ".join(f"r_{index}" for index in range(len(program["rules"])))
-    out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}]")
-    return out.text()
+    return _unmark(_Generator(program).generate())[0]
 
 
-def _rule(out: _Writer, index: int, rule: Node) -> None:
-    out.line(f"def r_{index}():")
-    depth = out.indent
-    out.indent += 1
-    scope: set[str] = set()
-    for step in rule["steps"]:
-        kind = step["t"]
-        if kind == "for":
-            out.line(_loop(step["vars"], _expr(step["iter"], scope)) + ":")
-            scope |= set(step["vars"])
-        elif kind == "let_clause":
-            out.line(f"v_{step['name']} = {_expr(step['expr'], scope)}")
-            scope.add(step["name"])
+def _unmark(marked: str) -> tuple[str, list[tuple[int, list[int]]]]:
+    """Remove the expression marks; where each marked expression stands: (mark, [line, first
+    column, last column]), columns in UTF-8 bytes from 0, as ``co_positions`` gives them."""
+    lines = []
+    spans: list[tuple[int, list[int]]] = []
+    for number, text in enumerate(marked.split("\n"), 1):
+        if _OPEN not in text:
+            lines.append(text)
             continue
-        else:
-            out.line(f"if {_expr(step['expr'], scope)}:")
+        out: list[str] = []
+        width = 0
+        open_marks: list[tuple[int, int]] = []
+        i = 0
+        while i < len(text):
+            char = text[i]
+            if char == _OPEN:
+                end = text.index(_MID, i)
+                open_marks.append((int(text[i + 1 : end]), width))
+                i = end + 1
+                continue
+            if char == _CLOSE:
+                mark, start = open_marks.pop()
+                spans.append((mark, [number, start, width]))
+            else:
+                out.append(char)
+                width += len(char.encode("utf-8"))
+            i += 1
+        lines.append("".join(out))
+    return "\n".join(lines), spans
+
+
+class _Generator:
+    """Writes ``make(rt)``; records where each marked expression came from (``places``) and the
+    definitions' weights."""
+
+    def __init__(self, program: Node) -> None:
+        self.program = program
+        self.places: list[list[Any]] = []
+        self.file = ""
+        self.fn_weights: dict[str, int] = {}
+        self.weights: dict[str, int] = {}
+
+    def generate(self) -> str:
+        out = _Writer()
+        out.line("def make(rt):")
         out.indent += 1
-    out.line(f"yield ({_expr(rule['at'], scope)}, T({_expr(rule['message'], scope)}))")
-    out.indent = depth
+        for name, node in self.program["lets"].items():
+            self.file = node["file"]
+            out.line(f"def l_{name}():")
+            out.line(f"    return {self.expr(node['expr'], set())}")
+            self.weights[f"let:{name}"] = self.weight(node["expr"])
+        for name, node in self.program["fns"].items():
+            self.file = node["file"]
+            params = node["params"]
+            out.line(f"def f_{name}({', '.join('v_' + p for p in params)}):")
+            out.indent += 1
+            body = node["body"]
+            scope = set(params)
+            if body["t"] == "block":
+                for local, value in body["lets"]:
+                    out.line(f"v_{local} = {self.expr(value, scope)}")
+                    scope.add(local)
+                body = body["expr"]
+            out.line(f"return {self.expr(body, scope)}")
+            out.indent -= 1
+            out.line(f"f_{name} = MEMO({name!r}, f_{name})")
+            self.weights[f"fn:{name}"] = self.fn_weight(name)
+        for index, rule in enumerate(self.program["rules"]):
+            self.file = rule["file"]
+            self.rule(out, index, rule)
+        lets = ", ".join(f"{name!r}: l_{name}" for name in self.program["lets"])
+        fns = ", ".join(f"{name!r}: f_{name}" for name in self.program["fns"])
+        rules = ", ".join(f"r_{index}" for index in range(len(self.program["rules"])))
+        out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}]")
+        return out.text()
+
+    def rule(self, out: _Writer, index: int, rule: Node) -> None:
+        """A rule's ``for`` clauses are its loops: each charges the steps of what follows it, up
+        to the next loop, per item; what comes before the first loop is charged when it starts."""
+        out.line(f"def r_{index}():")
+        depth = out.indent
+        out.indent += 1
+        scope: set[str] = set()
+        segments = [0]  # the steps before the first loop, then those of each loop's body
+        loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
+        for step in rule["steps"]:
+            kind = step["t"]
+            if kind == "for":
+                segments[-1] += self.weight(step["iter"])
+                segments.append(0)
+                loops.append(len(out.lines))
+                out.line(self.loop(step["vars"], self.expr(step["iter"], scope), "@WEIGHT@", step) + ":")
+                scope |= set(step["vars"])
+            elif kind == "let_clause":
+                segments[-1] += self.weight(step["expr"])
+                out.line(f"v_{step['name']} = {self.expr(step['expr'], scope)}")
+                scope.add(step["name"])
+                continue
+            else:
+                segments[-1] += self.weight(step["expr"])
+                out.line(f"if {self.expr(step['expr'], scope)}:")
+            out.indent += 1
+        segments[-1] += self.weight(rule["at"]) + self.weight(rule["message"])
+        out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}))")
+        out.indent = depth
+        for line, weight in zip(loops, segments[1:], strict=True):
+            out.lines[line] = out.lines[line].replace("@WEIGHT@", str(max(weight, 1)))
+        self.weights[f"rule:{index}"] = segments[0]
+
+    def loop(self, names: list[str], source: str, weight: str, node: Node) -> str:
+        """``for x in xs`` walks items; ``for k, v in m`` a map's entries (a list's index and
+        item). The walk is charged to the budget, and marked as ``node``."""
+        if len(names) == 1:
+            return f"for v_{names[0]} in {self.mark(node, f'ITEMS({source}, {weight})')}"
+        return f"for v_{names[0]}, v_{names[1]} in {self.mark(node, f'PAIRS({source}, {weight})')}"
+
+    # weights ---------------------------------------------------------------------------------
+
+    def fn_weight(self, name: str) -> int:
+        if name not in self.fn_weights:
+            body = self.program["fns"][name]["body"]
+            if body["t"] == "block":
+                total = sum(self.weight(value) for _, value in body["lets"]) + self.weight(body["expr"])
+            else:
+                total = self.weight(body)
+            self.fn_weights[name] = total
+        return self.fn_weights[name]
+
+    def weight(self, node: Any) -> int:
+        """The steps of evaluating ``node`` once, outside the loops it holds (which charge
+        themselves, per item); a call costs its function's weight. The checker has ruled out
+        cycles, so this ends."""
+        if isinstance(node, list):
+            return sum(self.weight(item) for item in node)
+        if not isinstance(node, dict):
+            return 0
+        kind = node.get("t")
+        if kind == "comp":
+            return 1 + self.weight(node["iter"])
+        total = 1
+        if kind == "call" and node["fn"] in self.program["fns"]:
+            total += self.fn_weight(node["fn"])
+        for key, value in node.items():
+            if key not in ("t", "pos") and isinstance(value, dict | list):
+                total += self.weight(value)
+        return total
+
+    # expressions -----------------------------------------------------------------------------
+
+    def expr(self, node: Node, scope: set[str]) -> str:
+        text = self.plain(node, scope)
+        return text if node["t"] in _SAFE else self.mark(node, text)
+
+    def mark(self, node: Node, text: str) -> str:
+        """``text``, marked as the Python of ``node``."""
+        self.places.append([self.file, *node["pos"]])
+        return f"{_OPEN}{len(self.places) - 1}{_MID}{text}{_CLOSE}"
+
+    def plain(self, node: Node, scope: set[str]) -> str:
+        expr = self.expr
+        kind = node["t"]
+        if kind == "value":
+            return repr(node["value"])
+        if kind == "name":
+            name = node["name"]
+            return f"v_{name}" if name in scope else f"G({name!r})"
+        if kind == "list":
+            return "[" + "".join(expr(item, scope) + ", " for item in node["items"]) + "]"
+        if kind == "map":
+            return "{" + "".join(f"{key!r}: {expr(value, scope)}, " for key, value in node["pairs"]) + "}"
+        if kind == "template":
+            parts = [repr(part) if isinstance(part, str) else f"T({expr(part, scope)})" for part in node["parts"]]
+            return "TJ(''.join((" + "".join(part + ", " for part in parts) + ")))"
+        if kind == "attr":
+            obj = node["obj"]
+            if obj["t"] == "name" and obj["name"] in scope:  # a local: read it twice, skip a call
+                local = f"v_{obj['name']}"
+                return f"({local}.get({node['name']!r}) if {local}.__class__ is dict else A({local}, {node['name']!r}))"
+            return f"A({expr(obj, scope)}, {node['name']!r})"
+        if kind == "index":
+            return f"I({expr(node['obj'], scope)}, {expr(node['key'], scope)})"
+        if kind == "if":
+            cond, then, other = (expr(node[key], scope) for key in ("cond", "then", "else"))
+            return f"({then} if {cond} else {other})"
+        if kind == "and":
+            return f"bool({expr(node['left'], scope)} and {expr(node['right'], scope)})"
+        if kind == "or":
+            return f"bool({expr(node['left'], scope)} or {expr(node['right'], scope)})"
+        if kind == "not":
+            return f"(not {expr(node['expr'], scope)})"
+        if kind == "compare":
+            left, right = expr(node["left"], scope), expr(node["right"], scope)
+            if node["op"] in ("==", "!=") and "None" in (left, right):  # the common `x == null`
+                test = f"NULL({left if right == 'None' else right})"
+                return test if node["op"] == "==" else f"(not {test})"
+            if node["op"] in ("==", "!=") and _is_string_literal(node["left"], node["right"]):
+                return f"({left} {node['op']} {right})"  # Python's own == is exact against a string
+            if node["op"] == "==":
+                return f"EQ({left}, {right})"
+            if node["op"] == "!=":
+                return f"(not EQ({left}, {right}))"
+            return f"CMP({node['op']!r}, {left}, {right})"
+        if kind == "in":
+            return f"IN({expr(node['right'], scope)}, {expr(node['left'], scope)})"
+        if kind == "binop":
+            return f"OP({node['op']!r}, {expr(node['left'], scope)}, {expr(node['right'], scope)})"
+        if kind == "comp":
+            names = node["vars"]
+            inner = scope | set(names)
+            element = expr(node["element"], inner)
+            body = self.weight(node["element"]) + self.weight(node["cond"])
+            loop = self.loop(names, expr(node["iter"], scope), str(max(body, 1)), node)
+            condition = f" if {expr(node['cond'], inner)}" if node["cond"] is not None else ""
+            return f"[{element} {loop}{condition}]"
+        if kind == "call":
+            args = [expr(arg, scope) for arg in node["args"]]
+            name = node["fn"]
+            if name not in BUILTINS:
+                return f"f_{name}({', '.join(args)})"
+            if BUILTINS[name][3]:
+                args.insert(0, "OBS")
+            return f"B[{name!r}]({', '.join(args)})"
+        raise AssertionError(f"unknown node {kind}")
 
 
 class _Writer:
@@ -109,78 +305,6 @@ class _Writer:
 
 def _is_string_literal(*nodes: Node) -> bool:
     return any(node["t"] == "value" and isinstance(node["value"], str) for node in nodes)
-
-
-def _loop(names: list[str], source: str) -> str:
-    """``for x in xs`` walks items; ``for k, v in m`` walks a map's entries (a list's index and item)."""
-    if len(names) == 1:
-        return f"for v_{names[0]} in ITEMS({source})"
-    return f"for v_{names[0]}, v_{names[1]} in PAIRS({source})"
-
-
-def _expr(node: Node, scope: set[str]) -> str:
-    kind = node["t"]
-    if kind == "value":
-        return repr(node["value"])
-    if kind == "name":
-        name = node["name"]
-        return f"v_{name}" if name in scope else f"G({name!r})"
-    if kind == "list":
-        return "[" + "".join(_expr(item, scope) + ", " for item in node["items"]) + "]"
-    if kind == "map":
-        return "{" + "".join(f"{key!r}: {_expr(value, scope)}, " for key, value in node["pairs"]) + "}"
-    if kind == "template":
-        parts = [repr(part) if isinstance(part, str) else f"T({_expr(part, scope)})" for part in node["parts"]]
-        return "''.join((" + "".join(part + ", " for part in parts) + "))"
-    if kind == "attr":
-        obj = node["obj"]
-        if obj["t"] == "name" and obj["name"] in scope:  # a local: read it twice, skip a call
-            local = f"v_{obj['name']}"
-            return f"({local}.get({node['name']!r}) if {local}.__class__ is dict else A({local}, {node['name']!r}))"
-        return f"A({_expr(obj, scope)}, {node['name']!r})"
-    if kind == "index":
-        return f"I({_expr(node['obj'], scope)}, {_expr(node['key'], scope)})"
-    if kind == "if":
-        cond, then, other = (_expr(node[key], scope) for key in ("cond", "then", "else"))
-        return f"({then} if {cond} else {other})"
-    if kind == "and":
-        return f"bool({_expr(node['left'], scope)} and {_expr(node['right'], scope)})"
-    if kind == "or":
-        return f"bool({_expr(node['left'], scope)} or {_expr(node['right'], scope)})"
-    if kind == "not":
-        return f"(not {_expr(node['expr'], scope)})"
-    if kind == "compare":
-        left, right = _expr(node["left"], scope), _expr(node["right"], scope)
-        if node["op"] in ("==", "!=") and "None" in (left, right):  # the common `x == null`
-            test = f"NULL({left if right == 'None' else right})"
-            return test if node["op"] == "==" else f"(not {test})"
-        if node["op"] in ("==", "!=") and _is_string_literal(node["left"], node["right"]):
-            return f"({left} {node['op']} {right})"  # Python's own == is exact against a string
-        if node["op"] == "==":
-            return f"EQ({left}, {right})"
-        if node["op"] == "!=":
-            return f"(not EQ({left}, {right}))"
-        return f"CMP({node['op']!r}, {left}, {right})"
-    if kind == "in":
-        return f"IN({_expr(node['right'], scope)}, {_expr(node['left'], scope)})"
-    if kind == "binop":
-        return f"OP({node['op']!r}, {_expr(node['left'], scope)}, {_expr(node['right'], scope)})"
-    if kind == "comp":
-        names = node["vars"]
-        inner = scope | set(names)
-        element = _expr(node["element"], inner)
-        loop = _loop(names, _expr(node["iter"], scope))
-        condition = f" if {_expr(node['cond'], inner)}" if node["cond"] is not None else ""
-        return f"[{element} {loop}{condition}]"
-    if kind == "call":
-        args = [_expr(arg, scope) for arg in node["args"]]
-        name = node["fn"]
-        if name not in BUILTINS:
-            return f"f_{name}({', '.join(args)})"
-        if BUILTINS[name][3]:
-            args.insert(0, "OBS")
-        return f"B[{name!r}]({', '.join(args)})"
-    raise AssertionError(f"unknown node {kind}")
 
 
 def _costly_functions(fns: dict[str, Node]) -> set[str]:
@@ -204,7 +328,7 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
                     verdicts[name] = costly(fns[name]["body"])
                 if verdicts[name]:
                     return True
-            elif BUILTINS[name][3]:
+            elif BUILTINS[name][3] == "observer":
                 return True
         return any(costly(value) for key, value in node.items() if key not in ("t", "pos"))
 

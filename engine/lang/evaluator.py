@@ -18,9 +18,11 @@ from ..located import LocatedConst, LocatedStr
 from . import values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
+from .values import BudgetExceeded, RuleFailure
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from types import TracebackType
     from typing import Any
 
 
@@ -56,15 +58,29 @@ class Evaluation:
         self.program = program
         self.facts = facts
         self.fallback_file = fallback_file
+        self.budget = observer.budget
         self.values: dict[str, Any] = {}
         self.memo: dict[tuple[Any, ...], tuple[list[Any], Any]] = {}
+        self._spans: dict[int, list[list[Any]]] | None = None
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
         exec(program["code"], namespace)
         self.lets, self.fns, self.rules = namespace["make"](self)
 
     def get(self, name: str) -> Any:
-        """A top-level value: a fact or a ``let``."""
+        """A top-level value, for the engine: a fact or a ``let``, with a budget of its own."""
+        try:
+            return self.values[name]
+        except KeyError:
+            pass
+        self.budget.reset()
+        try:
+            return self.value(name)
+        except BudgetExceeded as err:
+            raise self._failure(err, f"`{name}`", self.program["defined"].get(f"let:{name}")) from None
+
+    def value(self, name: str) -> Any:
+        """A top-level value, as the rules read it (``G``): computed on first use, then kept."""
         try:
             return self.values[name]
         except KeyError:
@@ -72,19 +88,26 @@ class Evaluation:
         if name in self.facts:
             value = self.facts[name]
         else:
+            self.budget.spend(self.program["weights"][f"let:{name}"])
             try:
                 value = self.lets[name]()
-            except TypeError as err:
-                raise self._failure("let", name, err) from None
+            except (BudgetExceeded, RulesError):
+                raise
+            except Exception as err:
+                raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
         self.values[name] = value
         return value
 
     def call(self, name: str, args: list[Any]) -> Any:
-        """Call a function the rules define."""
+        """Call a function the rules define, for the engine, with a budget of its own."""
+        self.budget.reset()
         try:
+            self.budget.spend(self.program["weights"][f"fn:{name}"])
             return self.fns[name](*args)
-        except TypeError as err:
-            raise self._failure("fn", name, err) from None
+        except RulesError:
+            raise
+        except Exception as err:
+            raise self._failure(err, f"`{name}`", self.program["defined"][f"fn:{name}"]) from None
 
     def memoize(self, name: str, function: Callable[..., Any], costly: frozenset[str]) -> Callable[..., Any]:
         if name not in costly:
@@ -102,30 +125,100 @@ class Evaluation:
 
     def diagnostics(self) -> list[Diagnostic]:
         found: list[Diagnostic] = []
-        for rule, run in zip(self.program["rules"], self.rules, strict=True):
-            found.extend(self._run_rule(rule, run))
+        for index, (rule, run) in enumerate(zip(self.program["rules"], self.rules, strict=True)):
+            found.extend(self._run_rule(index, rule, run))
         found.sort(key=Diagnostic.sort_key)
         return found
 
-    def _run_rule(self, rule: dict[str, Any], run: Callable[[], Iterator[tuple[Any, str]]]) -> Iterator[Diagnostic]:
+    def _run_rule(
+        self, index: int, rule: dict[str, Any], run: Callable[[], Iterator[tuple[Any, str]]]
+    ) -> Iterator[Diagnostic]:
+        """A rule's diagnostics, with a budget of its own. A failure is reported at the failing
+        expression, with the manifest value the rule was looking at."""
         rule_id, severity = rule["id"], rule["severity"]
+        self.budget.reset()
         try:
+            self.budget.spend(self.program["weights"][f"rule:{index}"])
             for at, message in run():
                 loc = getattr(at, "loc", None) or (self.fallback_file, 1, 1)
                 yield Diagnostic(rule_id, severity, message, loc[0], loc[1], loc[2])
-        except TypeError as err:
-            line, column = rule["pos"]
-            raise RulesError(rule["file"], line, column, f"rule `{rule_id}` failed: {err}") from None
+        except RulesError:
+            raise
+        except Exception as err:
+            raise self._failure(err, f"rule `{rule_id}`", [rule["file"], *rule["pos"]], in_rule=True) from None
 
-    def _failure(self, kind: str, name: str, err: TypeError) -> RulesError:
-        where = self.program["defined"][f"{kind}:{name}"]
-        return RulesError(where[0], where[1], where[2], f"`{name}` failed: {err}")
+    # failures ------------------------------------------------------------------------------------
+
+    def _failure(self, err: Exception, what: str, defined: list[Any] | None, in_rule: bool = False) -> RulesError:
+        """``err``, raised while the generated code ran, as a rules error: at the rules expression
+        of the innermost generated-code instruction it passed through (else where ``what`` is
+        defined), naming ``what`` and, in a rule, the manifest value the rule was looking at.
+        An error the generated code did not pass through is the engine's own: raised as is."""
+        innermost, checked = None, None
+        over_budget = isinstance(err, BudgetExceeded)  # no one value led there
+        trace = err.__traceback__
+        while trace is not None:
+            code = trace.tb_frame.f_code
+            if code.co_filename == "<rules>":
+                innermost = trace
+                if in_rule and checked is None and code.co_name.startswith("r_") and not over_budget:
+                    checked = _checked_value(trace.tb_frame.f_locals)
+            trace = trace.tb_next
+        if innermost is None:
+            raise err
+        where = self._expression_at(innermost) or defined or [self.fallback_file, 1, 1]
+        message = f"{what}: {_reason(err)}"
+        if checked is not None:
+            message += f", while checking {checked}"
+        return RulesError(where[0], where[1], where[2], message)
+
+    def _expression_at(self, trace: TracebackType) -> list[Any] | None:
+        """The rules position of the instruction ``trace`` stopped at, from the table of spans."""
+        if self._spans is None:
+            self._spans = {}
+            for span in self.program["spans"]:
+                self._spans.setdefault(span[0], []).append(span)
+        positions = list(trace.tb_frame.f_code.co_positions())
+        line, end_line, start, end = positions[trace.tb_lasti // 2]
+        if line is None or start is None or end is None or end_line != line:
+            return None
+        spans = self._spans.get(line, [])
+        around = [span for span in spans if span[1] <= start and end <= span[2]]
+        if around:
+            return list(min(around, key=lambda span: span[2] - span[1])[3:])
+        inside = [span for span in spans if start <= span[1] and span[2] <= end]
+        if inside:
+            return list(max(inside, key=lambda span: span[2] - span[1])[3:])
+        return None
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, RuleFailure | TypeError | ValueError):
+        return str(err)
+    if isinstance(err, RecursionError):
+        return "values nested too deeply"
+    if isinstance(err, MemoryError):
+        return "its values do not fit in the machine"
+    return f"{type(err).__name__}: {err}"
+
+
+def _checked_value(local: dict[str, Any]) -> str | None:
+    """Where the manifest value a rule's innermost loop variable holds was read, if it was."""
+    for name, value in reversed(list(local.items())):
+        if not name.startswith("v_"):
+            continue
+        loc = getattr(value, "loc", None)
+        if loc is None and isinstance(value, dict):
+            loc = next((item.loc for item in value.values() if getattr(item, "loc", None)), None)
+        if loc is not None:
+            return f"{loc[0]}:{loc[1]}:{loc[2]}"
+    return None
 
 
 def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozenset[str]) -> dict[str, Any]:
     """What generated code reads: the helpers named in ``codegen.HELPERS``."""
     return {
-        "G": evaluation.get,
+        "G": evaluation.value,
         "A": values.get_attr,
         "I": values.get_index,
         "IN": observer.sets.contains,
@@ -133,9 +226,10 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "EQ": values.equal,
         "NULL": values.is_null,
         "CMP": values.compare,
-        "ITEMS": values.as_items,
-        "PAIRS": values.as_pairs,
+        "ITEMS": observer.budget.items,
+        "PAIRS": observer.budget.pairs,
         "T": values.text,
+        "TJ": observer.budget.joined,
         "MEMO": lambda name, function: evaluation.memoize(name, function, costly),
         "OBS": observer,
         "B": {name: entry[2] for name, entry in BUILTINS.items()},

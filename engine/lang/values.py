@@ -7,7 +7,11 @@ results are deterministic.
 
 Operations are forgiving where manifest data may have any shape (``null.x`` is null, a string test
 on a number is false) and strict where only a rules mistake can be at fault (a set operator on a
-number raises ``TypeError``, reported with the rule's position).
+number raises ``RuleFailure``, reported at the expression's position).
+
+Every evaluation has a ``Budget``: loops charge their items (times the steps of their body), and
+what builds lists or strings charges their size. No rule set can run without end or take all
+the machine's room; one that would is stopped with ``BudgetExceeded``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,84 @@ _TYPE_NAMES = {
     bool: "bool",
     type(None): "null",
 }
+
+
+#: how a type reads in a message
+_PHRASES = {
+    "null": "null",
+    "bool": "a boolean",
+    "int": "a number",
+    "float": "a number",
+    "string": "a string",
+    "list": "a list",
+    "map": "a map",
+}
+#: the steps one evaluation may take (a rule, or a value or function the engine asks for): a
+#: step is an expression evaluated once, or an item of a list built; the shipped rules take
+#: 2.3 million for 2,000 tools and 500 agents, 23 million for 8,000 and 2,000 (about 9 s)
+STEPS = 40_000_000
+#: the longest text a value may read as inside a template
+TEXT_LIMIT = 1_000_000
+
+
+class RuleFailure(Exception):
+    """A rule that cannot go on: the message says why, in the rules' words."""
+
+
+class BudgetExceeded(RuleFailure):
+    """An evaluation that took more than ``STEPS`` steps."""
+
+
+def phrase(value: Any) -> str:
+    """``a string``, ``a number``, ... — a value's type as a message says it."""
+    name = type_name(value)
+    return _PHRASES.get(name, f"a {name}")
+
+
+class Budget:
+    """The steps left to one evaluation. Charged by loops (the items times the steps of the body, which
+    the code generator counted) and by what builds lists and strings (their size)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = STEPS
+
+    def reset(self) -> None:
+        self.left = STEPS
+
+    def spend(self, steps: int) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise BudgetExceeded(f"stopped after {STEPS:,} steps: a loop or a value grows without bound")
+
+    def items(self, value: Any, weight: int) -> list[Any]:
+        """``as_items``, charged."""
+        if isinstance(value, list):
+            found = value
+        elif isinstance(value, dict):
+            found = list(value)
+        else:
+            return []
+        self.left -= len(found) * weight
+        if self.left < 0:
+            self.spend(0)
+        return found
+
+    def pairs(self, value: Any, weight: int) -> list[tuple[Any, Any]]:
+        """``as_pairs``, charged."""
+        found = as_pairs(value)
+        self.left -= len(found) * weight
+        if self.left < 0:
+            self.spend(0)
+        return found
+
+    def joined(self, text: str) -> str:
+        """A template's text, charged by its length."""
+        self.left -= len(text)
+        if self.left < 0:
+            self.spend(0)
+        return text
 
 
 def type_name(value: Any) -> str:
@@ -78,17 +160,35 @@ def as_pairs(value: Any) -> list[tuple[Any, Any]]:
 
 
 def text(value: Any) -> str:
-    """How a value reads inside a template."""
+    """How a value reads inside a template: a list's items joined by ``, ``, a map as
+    ``{key: value, ...}`` — at most ``TEXT_LIMIT`` characters."""
     value = unwrap(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(text(item) for item in value)
+    if isinstance(value, list | dict):
+        return _collection_text(value, [TEXT_LIMIT])
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _collection_text(value: list[Any] | dict[Any, Any], left: list[int]) -> str:
+    """A list's or map's text, counting what is left of the limit in ``left`` as it goes (a
+    value shared many times over cannot make a text without end)."""
+    parts = []
+    entries = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+    for key, item in entries:
+        inner = unwrap(item)
+        part = _collection_text(inner, left) if isinstance(inner, list | dict) else text(inner)
+        if key is not None:
+            part = f"{key}: {part}"
+        left[0] -= len(part) + 2
+        if left[0] < 0:
+            raise RuleFailure(f"a text longer than {TEXT_LIMIT:,} characters")
+        parts.append(part)
+    return "{" + ", ".join(parts) + "}" if isinstance(value, dict) else ", ".join(parts)
 
 
 def get_attr(value: Any, name: str) -> Any:
@@ -114,8 +214,9 @@ class SetCache:
     list lives: ``x in SOME_BIG_LIST`` inside a loop costs a hash lookup, and ``a & b`` for the
     same ``b`` builds its set once. One cache serves one evaluation."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget) -> None:
         self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
+        self.budget = budget
 
     def set_of(self, items: list[Any]) -> frozenset[Any]:
         found = self._sets.get(id(items))
@@ -137,23 +238,29 @@ class SetCache:
             return False
         if isinstance(container, dict | str):
             return isinstance(item, str) and item in container
-        raise TypeError(f"`in` needs a list, map or string on its right, not a {type_name(container)}")
+        raise RuleFailure(f"`in` needs a list, map or string on its right, not {phrase(container)}")
 
     def subset(self, items: list[Any], container: list[Any]) -> bool:
         return self.set_of(items) <= self.set_of(container)
 
     def binop(self, op: str, left: Any, right: Any) -> Any:
         """``|`` union, ``&`` intersection, ``-`` difference (lists as sets, the left one's
-        order kept), ``+`` concatenation of lists or strings, or a sum of numbers."""
-        left, right = unwrap(left), unwrap(right)
+        order kept), ``+`` concatenation of lists or strings, or a sum of numbers. What it
+        builds is charged to the budget."""
+        result = self._binop(op, unwrap(left), unwrap(right))
+        if result.__class__ is list or result.__class__ is str:
+            self.budget.spend(len(result))
+        return result
+
+    def _binop(self, op: str, left: Any, right: Any) -> Any:
         if op == "+":
             if isinstance(left, str) and isinstance(right, str):
                 return left + right
-            if isinstance(left, int | float) and isinstance(right, int | float):
+            if _number(left) and _number(right):
                 return left + right
-            if left is None or isinstance(left, list):
+            if (left is None or isinstance(left, list)) and (right is None or isinstance(right, list | dict)):
                 return _list(left, op) + _list(right, op)
-            raise TypeError(f"cannot add a {type_name(right)} to a {type_name(left)}")
+            raise RuleFailure(f"cannot add {phrase(left)} and {phrase(right)}")
         a, b = _list(left, op), _list(right, op)
         if op == "|":
             return unique(a + b)
@@ -180,6 +287,9 @@ def _keys(items: list[Any]) -> set[Any]:
         return {_hashable(item) for item in items}
 
 
+_OPERATIONS = {"|": "`|` (union)", "&": "`&` (intersection)", "-": "`-` (difference)", "+": "`+`"}
+
+
 def _list(value: Any, op: str) -> list[Any]:
     if value is None:
         return []
@@ -187,7 +297,7 @@ def _list(value: Any, op: str) -> list[Any]:
         return value
     if isinstance(value, dict):
         return list(value)
-    raise TypeError(f"`{op}` needs lists, not a {type_name(value)}")
+    raise RuleFailure(f"{_OPERATIONS[op]} needs lists, not {phrase(value)}")
 
 
 def unique(items: list[Any]) -> list[Any]:
