@@ -197,6 +197,14 @@ def schema(rules: RulesOption = None) -> None:
     _exit(commands.guarded(lambda: commands.manifest_schema(rules)))
 
 
+@app.command()
+def lsp(rules: RulesOption = None) -> None:
+    """Run the language server on standard input and output (for editors)."""
+    from .lsp.server import serve
+
+    _exit(commands.guarded(lambda: serve(rules)))
+
+
 @rules_app.command("list")
 def rules_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

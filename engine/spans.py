@@ -87,6 +87,12 @@ class Sources:
         return lines[line - 1] if 0 < line <= len(lines) else None
 
     def span(self, file: str, line: int, column: int) -> Span:
+        text = self.line(file, line)
+        if text is None or column > len(text):
+            return Span(line, column, line, column)
+        end_column = scalar_end(text, column - 1, self.line(file, line + 1))
+        if end_column is not None:  # a scalar that ends on its line: no need to parse the file
+            return Span(line, column, line, end_column + 1)
         extents = self._extents.get(file)
         if extents is None:
             data = self.data(file)
@@ -94,9 +100,81 @@ class Sources:
         end = extents.get((line, column))
         if end is not None and end > (line, column):
             return Span(line, column, *end)
-        text = self.line(file, line)
-        width = 1 if text is not None and column <= len(text) else 0
-        return Span(line, column, line, column + width)
+        return Span(line, column, line, column + 1)
+
+
+#: characters that start something other than a one-line scalar: a collection, a block scalar,
+#: a tag, an anchor, an alias, a list item, a complex key
+_NOT_PLAIN_START = frozenset("[{|>!&*-?")
+
+
+def scalar_end(text: str, start: int, next_line: str | None = None) -> int | None:
+    """The end (exclusive, 0-based) of the scalar that starts at ``start`` of the line ``text``,
+    read as YAML reads a key or a value; None when it does not start or end on this line
+    (``value_extents`` parses the file then). ``next_line``: the line after, where a plain
+    scalar that ends its line may go on."""
+    first = text[start]
+    if first == '"':
+        index = start + 1
+        while index < len(text):
+            if text[index] == "\\":
+                index += 2
+                continue
+            if text[index] == '"':
+                return index + 1
+            index += 1
+        return None
+    if first == "'":
+        index = start + 1
+        while index < len(text):
+            if text[index] == "'":
+                if text[index + 1 : index + 2] != "'":
+                    return index + 1
+                index += 1
+            index += 1
+        return None
+    if first in _NOT_PLAIN_START or first.isspace() or first in ",]}#":
+        return None
+    in_flow = _inside_flow(text, start)
+    index = start
+    while index < len(text):
+        char = text[index]
+        following = text[index + 1 : index + 2]
+        if char == ":" and (following in ("", " ", "\t") or (in_flow and following in ",[]{}")):
+            break
+        if char == "#" and text[index - 1] in " \t":
+            break
+        if in_flow and char in ",[]{}":
+            break
+        index += 1
+    scalar = text[start:index].rstrip()
+    if not in_flow and any(char in ",[]{}" for char in scalar):
+        return None  # a flow collection may have opened on an earlier line: let the parser say
+    goes_on = next_line is not None and next_line.strip() and (in_flow or _indent(next_line) > _indent(text))
+    if index == len(text) and goes_on:
+        return None  # a plain scalar goes on over the next line
+    return len(scalar) + start
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _inside_flow(text: str, before: int) -> bool:
+    """Whether a ``[`` or ``{`` opened earlier on the line is still open at ``before``."""
+    depth, quote = 0, ""
+    for char in text[:before]:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        elif char == "#":
+            break
+    return depth > 0
 
 
 def read_from(root: str) -> Callable[[str], bytes | None]:

@@ -53,3 +53,22 @@ def test_an_unreadable_file_has_no_lines() -> None:
     missing = Sources(lambda _: None)
     assert missing.line("gone.yaml", 1) is None
     assert missing.span("gone.yaml", 3, 4) == Span(3, 4, 3, 4)
+
+
+def test_the_one_line_reading_agrees_with_the_parser_on_every_golden_manifest() -> None:
+    """`scalar_end` spares a parse of the file; where it answers it must say what libyaml says."""
+    from beeuni.engine.spans import scalar_end, value_extents
+    from conftest import ROOT
+
+    checked = 0
+    for manifest in sorted((ROOT / "tests" / "golden").glob("*/project/**/*.yaml")):
+        data = manifest.read_bytes()
+        lines = data.decode("utf-8", "replace").splitlines()
+        for (line, column), (end_line, end_column) in value_extents(data).items():
+            if line > len(lines) or column > len(lines[line - 1]):
+                continue
+            found = scalar_end(lines[line - 1], column - 1, lines[line] if line < len(lines) else None)
+            if found is not None:
+                assert (end_line, end_column) == (line, found + 1), (manifest, line, column)
+                checked += 1
+    assert checked > 500

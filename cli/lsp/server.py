@@ -1,0 +1,282 @@
+"""``beeuni lsp``: a language server on standard input and output (pygls).
+
+- Diagnostics of ``beeuni.yaml`` and every file it imports, as you type: each change checks the
+  project again with the open buffers laid over the repository, and publishes for every file of
+  the project (an edit of an import can change the manifest's diagnostics). Ranges are the
+  values' spans, the same positions ``beeuni validate`` prints.
+- Diagnostics of ``.rules`` files: those of ``beeuni rules check``.
+- Hover over a tool's name: what the rules' ``hover_tool`` says; over a diagnostic: its rule's doc.
+- Completion from the rules' ``COMPLETIONS``: keys, tool names in agent lists and ``exclude``,
+  ``beeuni:`` values.
+
+Positions: LSP counts UTF-16 code units, beeuni code points; converted on each line's text.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from ...engine.lang.errors import RulesError
+from ...engine.lang.values import text as plain_text
+from ...engine.project import MANIFEST_NAME
+from .workspace import Analysis, Workspace, find_project
+from .yaml_paths import place_at, scalar_at
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from ...engine.lang.errors import Problem
+    from ...engine.spans import Sources
+
+SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+RULES_SUFFIX = ".rules"
+COMPLETIONS, HOVER_TOOL = "COMPLETIONS", "hover_tool"
+
+
+def utf16_column(line: str | None, column: int) -> int:
+    """A code-point column (0-based) of ``line`` in UTF-16 code units."""
+    if line is None:
+        return column
+    return len(line[:column].encode("utf-16-le")) // 2 + max(0, column - len(line))
+
+
+def code_point_column(line: str, column: int) -> int:
+    """A UTF-16 column (0-based) of ``line`` in code points."""
+    units = 0
+    for index, char in enumerate(line):
+        if units >= column:
+            return index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
+class BeeuniServer(LanguageServer):
+    def __init__(self, rules_dir: str | None, version: str) -> None:
+        super().__init__("beeuni", version, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.projects = Workspace(rules_dir)
+        #: project root → its last analysis; file → URIs it last published diagnostics for
+        self.analyses: dict[str, Analysis] = {}
+        self.published: dict[str, set[str]] = {}
+
+    def buffers(self) -> dict[str, str]:
+        found = {}
+        for uri, document in self.workspace.text_documents.items():
+            path = to_fs_path(uri)
+            if path is not None:
+                found[os.path.realpath(path)] = document.source
+        return found
+
+    def refresh(self, uri: str) -> None:
+        """Check what the document belongs to, and publish the diagnostics of all its files."""
+        path = to_fs_path(uri)
+        if path is None:
+            return
+        if path.endswith(RULES_SUFFIX):
+            self.refresh_rules(os.path.dirname(os.path.realpath(path)))
+            return
+        root = find_project(path)
+        if root is None:
+            return
+        try:
+            analysis = self.projects.analyse(root, self.buffers())
+        except RulesError as err:
+            message = err.report().strip() or str(err)
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+            return
+        self.analyses[analysis.root] = analysis
+        diagnostics = {
+            file: [lsp_diagnostic(d, analysis.sources) for d in found] for file, found in analysis.by_file.items()
+        }
+        self.publish(analysis.root, {os.path.join(analysis.root, file): found for file, found in diagnostics.items()})
+
+    def refresh_rules(self, folder: str) -> None:
+        problems = self.projects.check_rules(folder, self.buffers())
+        lines = {path: self.lines_of(path) for path in problems}
+        self.publish(
+            "rules:" + folder,
+            {path: [rules_diagnostic(p, lines[path]) for p in found] for path, found in problems.items()},
+        )
+        for root in list(self.analyses):  # the manifests follow the rules once they are saved
+            self.refresh(from_fs_path(os.path.join(root, MANIFEST_NAME)) or "")
+
+    def lines_of(self, path: str) -> list[str]:
+        document = self.workspace.text_documents.get(from_fs_path(path) or "")
+        if document is not None:
+            source: str = document.source
+            return source.split("\n")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                return handle.read().split("\n")
+        except OSError:
+            return []
+
+    def publish(self, owner: str, by_path: dict[str, list[types.Diagnostic]]) -> None:
+        """Publish per file; a file that had diagnostics from ``owner`` and has none now is cleared."""
+        uris = {from_fs_path(path) or path: found for path, found in by_path.items()}
+        for uri in self.published.get(owner, set()) - set(uris):
+            uris[uri] = []
+        for uri, found in uris.items():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=found))
+        self.published[owner] = {uri for uri, found in uris.items() if found}
+
+    def analysis_of(self, uri: str) -> tuple[Analysis, str] | None:
+        """The last analysis of the document's project, and the document's repo-relative path."""
+        path = to_fs_path(uri)
+        root = find_project(path) if path is not None else None
+        if path is None or root is None:
+            return None
+        analysis = self.analyses.get(os.path.realpath(root))
+        if analysis is None:
+            return None
+        return analysis, os.path.relpath(os.path.realpath(path), analysis.root)
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        found = self.analysis_of(params.text_document.uri)
+        if found is None:
+            return None
+        analysis, file = found
+        document = self.workspace.get_text_document(params.text_document.uri)
+        lines = document.source.split("\n")
+        line = params.position.line
+        column = code_point_column(lines[line], params.position.character) if line < len(lines) else 0
+        parts = []
+        docs = self.projects.rule_docs()
+        for d in analysis.by_file.get(file, []):
+            span = analysis.sources.span(d.file, d.line, d.column)
+            if (span.line - 1, span.column - 1) <= (line, column) <= (span.end_line - 1, span.end_column - 1):
+                severity, doc = docs.get(d.rule, (d.severity, ""))
+                parts.append(f"**{d.rule}** ({severity})\n\n{doc}")
+        scalar = scalar_at(document.source, line, column)
+        if scalar is not None and HOVER_TOOL in analysis.run.program["fns"]:
+            shown = analysis.run.call(HOVER_TOOL, scalar.value)
+            if shown:
+                parts.insert(0, "\n\n".join(plain_text(part) for part in shown if part))
+        if not parts:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
+        )
+
+    def complete(self, params: types.CompletionParams) -> types.CompletionList | None:
+        found = self.analysis_of(params.text_document.uri)
+        if found is None or COMPLETIONS not in found[0].run.program["lets"]:
+            return None
+        analysis = found[0]
+        document = self.workspace.get_text_document(params.text_document.uri)
+        lines = document.source.split("\n")
+        line = params.position.line
+        if line >= len(lines):
+            return None
+        column = code_point_column(lines[line], params.position.character)
+        place = place_at(document.source, line, column)
+        if place is None:
+            return None
+        replaced = types.Range(
+            types.Position(line, utf16_column(lines[line], place.start)),
+            types.Position(line, utf16_column(lines[line], place.end)),
+        )
+        items: dict[str, types.CompletionItem] = {}
+        for entry in analysis.run.output(COMPLETIONS):
+            if not path_matches([plain_text(p) for p in entry.get("path") or []], place.path):
+                continue
+            offered = [("values", types.CompletionItemKind.Value)]
+            if place.as_key:
+                offered.insert(0, ("keys", types.CompletionItemKind.Property))
+            for field, kind in offered:
+                for value in entry.get(field) or []:
+                    label = plain_text(value)
+                    items.setdefault(
+                        label, types.CompletionItem(label, kind=kind, text_edit=types.TextEdit(replaced, label))
+                    )
+        return types.CompletionList(is_incomplete=False, items=list(items.values()))
+
+
+def path_matches(pattern: Sequence[str], path: Sequence[str]) -> bool:
+    return len(pattern) == len(path) and all(p in ("*", step) for p, step in zip(pattern, path, strict=True))
+
+
+def lsp_diagnostic(d: Any, sources: Sources) -> types.Diagnostic:
+    span = sources.span(d.file, d.line, d.column)
+    start_line = sources.line(d.file, span.line)
+    end_line = sources.line(d.file, span.end_line)
+    return types.Diagnostic(
+        range=types.Range(
+            types.Position(span.line - 1, utf16_column(start_line, span.column - 1)),
+            types.Position(span.end_line - 1, utf16_column(end_line, span.end_column - 1)),
+        ),
+        message=d.message,
+        severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Information),
+        code=d.rule,
+        source="beeuni",
+    )
+
+
+def rules_diagnostic(problem: Problem, lines: list[str]) -> types.Diagnostic:
+    line = problem.line - 1
+    text = lines[line] if 0 <= line < len(lines) else None
+    start = utf16_column(text, problem.column - 1)
+    return types.Diagnostic(
+        range=types.Range(types.Position(line, start), types.Position(line, start + 1)),
+        message=problem.message,
+        severity=SEVERITIES.get(problem.severity, types.DiagnosticSeverity.Error),
+        code="rules",
+        source="beeuni",
+    )
+
+
+def build_server(rules_dir: str | None, version: str) -> BeeuniServer:
+    server = BeeuniServer(rules_dir, version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: BeeuniServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.projects.forget_disk()
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: BeeuniServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: BeeuniServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.projects.forget_disk()
+        ls.refresh(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: BeeuniServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.projects.forget_disk()
+        ls.refresh(params.text_document.uri)  # the file is read from the disk again
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def files_changed(ls: BeeuniServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.projects.forget_disk()
+        for root in list(ls.analyses):
+            ls.refresh(from_fs_path(os.path.join(root, MANIFEST_NAME)) or "")
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: BeeuniServer, params: types.HoverParams) -> types.Hover | None:
+        return ls.hover(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", "[", ",", " ", "-"])
+    )
+    def completion(ls: BeeuniServer, params: types.CompletionParams) -> types.CompletionList | None:
+        return ls.complete(params)
+
+    return server
+
+
+def serve(rules_dir: str | None) -> int:
+    from importlib.metadata import version
+
+    build_server(rules_dir, version("beeuni")).start_io()
+    return 0

@@ -1,0 +1,133 @@
+"""The editor's view of projects: open buffers laid over the repository, checked by the engine.
+
+A document belongs to the project whose ``beeuni.yaml`` is in its folder or the nearest folder
+above. Each check runs the same engine as ``beeuni validate`` over the project, reading every
+file that has an open buffer from the buffer (saved or not) and the others from the disk, so an
+edit of an import shows at once in the files that depend on it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, NamedTuple
+
+from ...engine.lang.errors import Problem, RulesError
+from ...engine.paths import Repository
+from ...engine.project import MANIFEST_NAME, ProjectRun, load_rules, rules_folder
+from ...engine.spans import Sources, read_from
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from ...engine.lang.evaluator import Diagnostic
+
+
+class Analysis(NamedTuple):
+    """One check of a project: the run, the sources it read, and its diagnostics per file."""
+
+    root: str
+    run: ProjectRun
+    sources: Sources
+    by_file: dict[str, list[Diagnostic]]
+
+
+def find_project(path: str) -> str | None:
+    """The folder of the manifest a file belongs to: its own folder's or the nearest above."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+#: how long what was read of a repository's folders is trusted between two checks, in seconds:
+#: checks while typing reuse it; a file created outside the editor shows within this time
+DISK_VIEW_SECONDS = 1.0
+
+
+class Workspace:
+    def __init__(self, rules_dir: str | None) -> None:
+        self.rules_dir = rules_dir
+        self._program: dict[str, Any] | None = None
+        self._repositories: dict[str, tuple[float, Repository]] = {}
+
+    def repository(self, root: str) -> Repository:
+        """The repository at ``root``, with what was read of its folders if that is recent."""
+        now = time.monotonic()
+        found = self._repositories.get(root)
+        if found is None or now - found[0] > DISK_VIEW_SECONDS:
+            found = self._repositories[root] = (now, Repository(root))
+        return found[1]
+
+    def forget_disk(self) -> None:
+        """Read the folders again at the next check (a file was saved, opened or closed)."""
+        self._repositories.clear()
+
+    @property
+    def program(self) -> dict[str, Any]:
+        """The compiled rules (a broken rule set raises ``RulesError`` at each check)."""
+        if self._program is None:
+            self._program = load_rules(self.rules_dir)
+        return self._program
+
+    def reload_rules(self) -> None:
+        self._program = None
+
+    def analyse(self, root: str, buffers: Mapping[str, str]) -> Analysis:
+        """Check the project at ``root``; ``buffers`` maps absolute paths to open documents' text."""
+        repo = self.repository(root)
+        overlay = {}
+        for path, text in buffers.items():
+            relative = os.path.relpath(os.path.realpath(path), repo.root)
+            if not relative.startswith(".."):
+                overlay[relative] = text.encode("utf-8")
+        run = ProjectRun(repo, MANIFEST_NAME, self.program, overlay)
+        by_file: dict[str, list[Diagnostic]] = {entry["path"]: [] for entry in run.merged.files}
+        for diagnostic in run.diagnostics():
+            by_file.setdefault(diagnostic.file, []).append(diagnostic)
+        disk = read_from(repo.root)
+        sources = Sources(lambda file: overlay[file] if file in overlay else disk(file))
+        return Analysis(repo.root, run, sources, by_file)
+
+    def rule_docs(self) -> dict[str, tuple[str, str]]:
+        """Each rule's (severity, doc), for hover over a diagnostic."""
+        return {rule["id"]: (rule["severity"], rule["doc"]) for rule in self.program["rules"]}
+
+    def check_rules(self, folder: str, buffers: Mapping[str, str]) -> dict[str, list[Problem]]:
+        """``beeuni rules check`` of a rules folder, open buffers read instead of the disk: each
+        rules file's absolute path → its problems."""
+        from ...engine.contract import RULES_INTERFACE
+        from ...engine.lang import compile_sources, rules_files
+
+        shown = self._shown_rules_folder(folder)
+        paths = rules_files(folder)
+        sources = []
+        for path in paths:
+            if path in buffers:
+                data = buffers[path].encode("utf-8")
+            else:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            sources.append((f"{shown}/{os.path.basename(path)}", data))
+        try:
+            problems = [
+                Problem(*found) for found in compile_sources(sources, RULES_INTERFACE, folder, shown)["problems"]
+            ]
+        except RulesError as err:
+            problems = err.problems
+        found: dict[str, list[Problem]] = {path: [] for path in paths}
+        for problem in problems:
+            path = os.path.join(folder, os.path.basename(problem.file))
+            found.setdefault(path, []).append(problem)
+        if folder == os.path.realpath(rules_folder(self.rules_dir)[0]):
+            self.reload_rules()
+        return found
+
+    def _shown_rules_folder(self, folder: str) -> str:
+        real, shown = rules_folder(self.rules_dir)
+        return shown if os.path.realpath(real) == folder else folder

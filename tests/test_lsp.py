@@ -1,0 +1,162 @@
+"""`beeuni lsp` end to end: the real server over stdio, driven by a JSON-RPC client as an editor
+drives it (tests/lsp_client.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from lsp_client import LspClient
+
+MANIFEST = """imports: [more/tools.yaml]
+tools:
+  web_search: beeuni:image_search
+  lookup: tools/lookup.ts
+agents:
+  reviewer:
+    tools: [read, lookup]
+"""
+FIXED = MANIFEST.replace("beeuni:image_search", "beeuni:web_search")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "more").mkdir(parents=True)
+    (root / "tools").mkdir()
+    (root / "beeuni.yaml").write_text(MANIFEST)
+    (root / "more" / "tools.yaml").write_text("tools:\n  memory: beeuni:memory\n")
+    (root / "tools" / "lookup.ts").write_text("export default {}\n")
+    return root
+
+
+@pytest.fixture
+def client(project: Path, tmp_path: Path) -> Iterator[LspClient]:
+    env = {**os.environ, "BEEUNI_CACHE_DIR": str(tmp_path / "rule-cache")}
+    started = LspClient(project, env=env)
+    started.initialize(project)
+    yield started
+    started.close()
+
+
+def position(line: int, character: int) -> dict[str, int]:
+    return {"line": line, "character": character}
+
+
+def test_initialize_offers_the_features(project: Path, tmp_path: Path) -> None:
+    started = LspClient(project, env={**os.environ, "BEEUNI_CACHE_DIR": str(tmp_path / "rule-cache")})
+    try:
+        capabilities = started.initialize(project)["capabilities"]
+    finally:
+        started.close()
+    assert capabilities["hoverProvider"]
+    assert capabilities["completionProvider"]["triggerCharacters"]
+    assert capabilities["textDocumentSync"]["change"] == 2  # incremental
+
+
+def test_diagnostics_follow_the_unsaved_buffer_at_the_value_s_range(client: LspClient, project: Path) -> None:
+    uri = client.open(project / "beeuni.yaml", MANIFEST)
+    [diagnostic] = client.diagnostics(uri)
+    assert diagnostic["code"] == "tools/beeuni-ref"
+    assert diagnostic["severity"] == 1
+    assert diagnostic["source"] == "beeuni"
+    # `  web_search: beeuni:image_search` — the value, as `beeuni validate` reports it (3:15)
+    assert diagnostic["range"] == {"start": position(2, 14), "end": position(2, 33)}
+
+    client.change(uri, FIXED)
+    assert client.diagnostics(uri) == []
+    assert (project / "beeuni.yaml").read_text() == MANIFEST  # nothing was saved: the buffer was read
+
+    client.edit(uri, {"start": position(6, 18), "end": position(6, 24)}, "lokup")
+    [typo] = client.diagnostics(uri)
+    assert typo["code"] == "agents/unknown-tool"
+    assert typo["range"] == {"start": position(6, 18), "end": position(6, 23)}
+
+
+def test_an_import_s_buffer_is_checked_with_its_manifest(client: LspClient, project: Path) -> None:
+    manifest = client.open(project / "beeuni.yaml", FIXED)
+    imported = (project / "more" / "tools.yaml").as_uri()
+    assert client.diagnostics(manifest) == []
+    assert client.diagnostics(imported) == []  # every file of the project is published
+    client.open(project / "more" / "tools.yaml", "tools:\n  extra: beeuni:memroy\n")
+    [diagnostic] = client.diagnostics(imported)
+    assert diagnostic["code"] == "tools/unknown-beeuni-tool"
+    assert diagnostic["range"] == {"start": position(1, 9), "end": position(1, 22)}
+    assert "did you mean `memory`" in diagnostic["message"]
+
+
+def test_ranges_count_utf_16_code_units(client: LspClient, project: Path) -> None:
+    uri = client.open(project / "beeuni.yaml", 'tools:\n  "a\U0001f600": beeuni:nope\n')
+    found = {d["code"]: d["range"] for d in client.diagnostics(uri)}
+    # the emoji is one code point and two UTF-16 units: the value starts at code point 8, unit 9
+    assert found["tools/unknown-beeuni-tool"] == {"start": position(1, 9), "end": position(1, 20)}
+    assert found["tools/name-format"] == {"start": position(1, 2), "end": position(1, 7)}
+
+
+def test_hover_shows_a_tool_s_kind_source_and_description_and_a_diagnostic_s_rule(
+    client: LspClient, project: Path
+) -> None:
+    uri = client.open(project / "beeuni.yaml", MANIFEST.replace("beeuni:image_search", "beeuni:web_search"))
+    client.diagnostics(uri)
+    tool = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(2, 5)})
+    text = tool["contents"]["value"]
+    assert "**web_search** — beeuni tool, `beeuni:web_search`" in text
+    assert "Search the web." in text
+    project_tool = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(6, 20)})
+    assert "**lookup** — project tool, `tools/lookup.ts`" in project_tool["contents"]["value"]
+    harness = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(6, 14)})
+    assert "harness tool (standard, experimental)" in harness["contents"]["value"]
+
+    client.change(uri, MANIFEST)
+    client.diagnostics(uri)
+    rule = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(2, 20)})
+    assert "**tools/beeuni-ref** (error)" in rule["contents"]["value"]
+    assert client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(0, 0)}) is None
+
+
+def completion_labels(client: LspClient, uri: str, line: int, character: int) -> list[str]:
+    found = client.request(
+        "textDocument/completion", {"textDocument": {"uri": uri}, "position": position(line, character)}
+    )
+    return [item["label"] for item in found["items"]]
+
+
+def test_completion_offers_the_rules_data_where_it_fits(client: LspClient, project: Path) -> None:
+    text = FIXED + "    secrets: all\n  writer:\n    tools: {exclude: [we]}\n    \n"
+    uri = client.open(project / "beeuni.yaml", text)
+    client.diagnostics(uri)
+    in_list = completion_labels(client, uri, 6, 17)  # `tools: [read, |lookup]`
+    assert {"read", "bash", "web_search", "memory", "lookup"} <= set(in_list)
+    assert "image_search" not in in_list  # the project does not load it
+    in_exclude = completion_labels(client, uri, 9, 24)  # `exclude: [we|]`
+    assert "web_search" in in_exclude and "webfetch" in in_exclude
+    beeuni_value = client.request(
+        "textDocument/completion", {"textDocument": {"uri": uri}, "position": position(2, 24)}
+    )  # `web_search: beeuni:w|eb_search`
+    [item] = [item for item in beeuni_value["items"] if item["label"] == "beeuni:web_search"]
+    assert item["textEdit"]["range"] == {"start": position(2, 14), "end": position(2, 31)}
+    assert set(completion_labels(client, uri, 10, 4)) >= {"tools", "secrets", "connectors"}  # an agent's keys
+
+
+def test_rules_files_get_the_diagnostics_of_rules_check(tmp_path: Path, project: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("tests"))
+    started = LspClient(
+        project, "--rules", str(rules), env={**os.environ, "BEEUNI_CACHE_DIR": str(tmp_path / "rule-cache")}
+    )
+    try:
+        started.initialize(project)
+        source = (rules / "tools.rules").read_text()
+        broken = source.replace("let BEEUNI_PREFIX = ", "let BEEUNI_PREFIX = = ", 1)
+        uri = started.open(rules / "tools.rules", broken)
+        found = started.diagnostics(uri)
+        line = broken[: broken.index("let BEEUNI_PREFIX = = ")].count("\n")
+        assert any(d["severity"] == 1 and d["range"]["start"]["line"] == line for d in found), found
+        started.change(uri, source)
+        assert [d for d in started.diagnostics(uri) if d["severity"] == 1] == []
+    finally:
+        started.close()
