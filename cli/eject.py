@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
 from ..engine.lang.values import text
-from ..engine.project import open_project
+from ..engine.project import open_project, rules_folder
+from ..engine.shipped import shipped_module_file
 from .commands import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from ..engine.paths import Repository
     from ..engine.project import ProjectRun
 
-SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "daemon", "beeuni_tools")
-
 
 class Refusal(Exception):
     pass
@@ -34,7 +33,7 @@ class Refusal(Exception):
 def eject(name: str, path: str, rules: str | None, force: bool) -> int:
     run = open_project(path, rules)
     try:
-        module_path, manifest_file = _eject(run, name, force)
+        module_path, manifest_file = _eject(run, rules, name, force)
     except Refusal as refusal:
         sys.stderr.write(f"beeuni: {refusal}\n")
         return EXIT_FAILURE
@@ -43,7 +42,7 @@ def eject(name: str, path: str, rules: str | None, force: bool) -> int:
     return EXIT_OK
 
 
-def _eject(run: ProjectRun, name: str, force: bool) -> tuple[str, str]:
+def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[str, str]:
     def refuse(reason: str, detail: str = "") -> Refusal:
         return Refusal(text(run.call("eject_refusal", reason, name, detail)))
 
@@ -64,7 +63,8 @@ def _eject(run: ProjectRun, name: str, force: bool) -> tuple[str, str]:
     if isinstance(current, str) and current not in (plan["beeuni_value"], module_path) and not force:
         raise refuse("points-elsewhere", current)
 
-    with open(os.path.join(SHIPPED, str(plan["shipped"])), "rb") as handle:
+    # the module ships in the rules folder, where `shipped_module(name)` of the rules places it
+    with open(shipped_module_file(*rules_folder(rules), run.program, plan["shipped"]), "rb") as handle:
         source = handle.read()
     manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path, refuse)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import rules_files
 from ..engine.paths import Repository
-from ..engine.project import ProjectRun, load_rules, locate, shipped_rules
+from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
 from .host import CallOutcome, HostDied, ModuleHost
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 log = logging.getLogger("beeuni.daemon")
-BUILTIN_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "beeuni_tools")
 
 
 def say(messages: dict[str, str], key: str, **fields: str) -> str:
@@ -104,7 +103,8 @@ class Session:
         resolved = ResolvedToolSet.model_validate(resolve(run))
         files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
         files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
-        folder = self.rules if self.rules is not None else shipped_rules()
+        folder, _ = rules_folder(self.rules)
+        files += [os.path.join(folder, tool.builtin) for tool in resolved.tools if tool.builtin]
         files += rules_files(folder)
         return resolved, {path: _stamp(path) for path in files}
 
@@ -116,7 +116,8 @@ class Session:
             if tool.module is not None:
                 modules[tool.name] = self.repo.absolute(tool.module)
             elif tool.builtin is not None:
-                modules[tool.name] = os.path.join(BUILTIN_MODULES, tool.builtin)
+                # a Beeuni tool's module ships in the rules folder (`beeuni rules check` saw it there)
+                modules[tool.name] = os.path.join(rules_folder(self.rules)[0], tool.builtin)
         return modules
 
     async def start(self) -> None:

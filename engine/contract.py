@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .lang.interface import Interface
 from .readback import FUNCTIONS, VALUES
+from .shipped import check_shipped_modules
 
 if TYPE_CHECKING:
     from .lang.interface import FolderCheck
@@ -50,6 +51,7 @@ FACTS = {
 #: the engine reads back, listed with the shape of each in ``readback.py``
 READ_BACK_VALUES = tuple(VALUES)
 READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.items()}
+from .shipped import check_shipped_modules
 
 #: values read when the rules define them: the help part of a message in a code frame (a regular
 #: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), and what an
@@ -59,7 +61,7 @@ OPTIONAL_READ_BACK_VALUES = ("HELP_PATTERN", "MANIFEST_SCHEMA", "COMPLETIONS")
 OPTIONAL_READ_BACK_FUNCTIONS = {"hover_tool": ("name",)}
 
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
-FOLDER_CHECKS: tuple[FolderCheck, ...] = ()
+FOLDER_CHECKS: tuple[FolderCheck, ...] = (check_shipped_modules,)
 
 RULES_INTERFACE = Interface(
     FACTS,

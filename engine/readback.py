@@ -327,6 +327,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "eject_refusal": (("reason", "name", "detail"), Str()),
     "eject_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
     "secret_name_problem": (("name",), Nullable(Str())),
+    "shipped_module": (("name",), Str("a path in the rules folder")),
 }
 
 

@@ -31,8 +31,8 @@ class Tool(_Model):
 
 class SessionTool(Tool):
     """A Beeuni or project tool the session gets: ``module`` is its repo-relative module path;
-    ``builtin``, for a Beeuni tool served from the platform's own copy, that copy's file name in
-    the daemon's ``beeuni_tools`` folder. One of the two is null."""
+    ``builtin``, for a Beeuni tool served from the platform's own copy, that copy's path in the
+    rules folder (``shipped_module(name)`` of the rules). One of the two is null."""
 
     module: str | None
     builtin: str | None

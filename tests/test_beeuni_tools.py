@@ -14,7 +14,7 @@ from conftest import ROOT
 from platform_standin import TOKEN, PlatformStandIn
 
 BUN = ROOT / "node_modules" / ".bin" / "bun"
-SHIPPED = ROOT / "daemon" / "beeuni_tools"
+SHIPPED = ROOT / "rules" / "beeuni_tools"
 RUNNER = ROOT / "tests" / "bun" / "run_tool.ts"
 
 

@@ -24,7 +24,7 @@ from conftest import ROOT, run_beeuni
 from test_golden import UPDATE, output_name
 
 GOLDEN = ROOT / "tests" / "golden"
-SHIPPED = ROOT / "daemon" / "beeuni_tools"
+SHIPPED = ROOT / "rules" / "beeuni_tools"
 CASES = sorted(path for path in GOLDEN.glob("eject-*") if (path / "project").is_dir())
 
 

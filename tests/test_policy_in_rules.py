@@ -32,8 +32,9 @@ def copy_of_rules(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def edited_rules(tmp_path: Path) -> Path:
-    """A copy of the shipped rules with a sixth Beeuni tool and a new check."""
+    """A copy of the shipped rules with a sixth Beeuni tool (its name and its module) and a new check."""
     rules = copy_of_rules(tmp_path)
+    (rules / "beeuni_tools" / f"{SIXTH_TOOL}.ts").write_text("export default {}\n")
     tools_rules = rules / "tools.rules"
     source = tools_rules.read_text()
     old = 'let BEEUNI_TOOLS = ["web_search", "image_search", "scrape_webpage", "memory", "show"]'

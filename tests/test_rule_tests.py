@@ -28,10 +28,9 @@ def test_the_shipped_rules_pass_their_cases_and_cover_every_rule_both_ways() -> 
 
 
 def rules_copy_with_cases(tmp_path: Path, cases: Path) -> Path:
+    """The shipped rules (with their Beeuni tools' modules), their own cases replaced by ``cases``."""
     rules = tmp_path / "rules"
-    rules.mkdir()
-    for source in (ROOT / "rules").glob("*.rules"):
-        shutil.copy(source, rules)
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__", "tests"))
     shutil.copytree(cases, rules / "tests")
     return rules
 
