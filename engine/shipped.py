@@ -56,12 +56,12 @@ def check_shipped_modules(program: dict[str, Any], folder: str, shown: str) -> l
     source = _source(folder, file)
     for name, relative in places:
         if module_file(folder, relative) is None:
-            where = _literal_position(source, str(name), line) or (line, column)
+            at_line, at_column = _literal_position(source, str(name), line) or (line, column)
             message = (
                 f"the Beeuni tool `{name}` has no module: {shown}/{relative} is not a file in the rules folder "
                 f"(`{MODULE_FUNCTION}(name)` says where a Beeuni tool's module lives)"
             )
-            problems.append(Problem(file, *where, message))
+            problems.append(Problem(file, at_line, at_column, message))
     return problems
 
 
