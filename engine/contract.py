@@ -51,7 +51,6 @@ FACTS = {
 #: the engine reads back, listed with the shape of each in ``readback.py``
 READ_BACK_VALUES = tuple(VALUES)
 READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.items()}
-from .shipped import check_shipped_modules
 
 #: values read when the rules define them: the help part of a message in a code frame (a regular
 #: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), and what an
