@@ -4,6 +4,7 @@ docs/beeuni.schema.json for editors that read `# yaml-language-server: $schema=`
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def test_it_refuses_what_validate_reports(manifest: str) -> None:
 def test_beeuni_tool_docs_are_the_descriptions_of_the_shipped_modules() -> None:
     """Hover shows a Beeuni tool's doc from the rules; it must say what the module says."""
     docs = rules_only().output("BEEUNI_TOOL_DOCS")
-    modules = ROOT / "daemon" / "beeuni_tools"
+    modules = ROOT / "rules" / "beeuni_tools"
     assert set(docs) == {path.stem for path in modules.glob("*.ts")}
     for name, doc in docs.items():
         source = " ".join((modules / f"{name}.ts").read_text().split())
@@ -82,7 +83,7 @@ def test_beeuni_tool_docs_are_the_descriptions_of_the_shipped_modules() -> None:
 
 def test_schema_without_the_rules_value_is_refused(tmp_path: Path) -> None:
     rules = tmp_path / "rules"
-    rules.mkdir()
+    shutil.copytree(ROOT / "rules" / "beeuni_tools", rules / "beeuni_tools")  # the Beeuni tools' modules
     for path in (ROOT / "rules").glob("*.rules"):
         (rules / path.name).write_text(path.read_text().replace("let MANIFEST_SCHEMA =", "let OTHER_SCHEMA ="))
     result = run_beeuni(["schema", "--rules", str(rules)], cwd=tmp_path)
