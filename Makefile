@@ -42,6 +42,7 @@ test: lint
 
 golden: setup
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py
+	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_rules_diff.py -k golden
 	git status --short tests/golden tests/rule_tests
 
 bench: setup

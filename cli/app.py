@@ -250,3 +250,50 @@ def rules_test(
     from .rule_tests import rules_test
 
     _exit(commands.guarded(lambda: rules_test(folder)))
+
+
+class DiffFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+class FailOn(StrEnum):
+    any = "any"
+    new_errors = "new-errors"
+
+
+@rules_app.command("diff")
+def rules_diff(
+    base: Annotated[str, typer.Option("--base", metavar="DIR", help="The rules before the change.")],
+    projects: Annotated[
+        list[str] | None, typer.Argument(metavar="PROJECT...", help="Projects: manifests or folders holding one.")
+    ] = None,
+    corpus: Annotated[
+        str | None, typer.Option("--corpus", metavar="FILE", help="A file listing projects, one per line.")
+    ] = None,
+    output_format: Annotated[DiffFormat, typer.Option("--format", help="Output format.")] = DiffFormat.text,
+    fail_on: Annotated[
+        FailOn, typer.Option("--fail-on", help="any: exit 1 on any change; new-errors: only on new errors.")
+    ] = FailOn.any,
+    workers: Annotated[
+        int | None, typer.Option("--workers", metavar="N", help="Local processes (default: every core).")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (needs beeuni[dask])."),
+    ] = None,
+    rules: Annotated[
+        str | None,
+        typer.Option("--rules", metavar="DIR", help="The rules after the change (default: the shipped rules)."),
+    ] = None,
+) -> None:
+    """Compare two rule sets over projects: diagnostics, session tools and agents' visible tools
+    that change. Exit 0 when nothing changed, 1 when something did, 2 on a usage or rules error."""
+    from .rules_diff import rules_diff as run
+
+    _exit(
+        commands.guarded(
+            lambda: run(projects or [], corpus, base, rules, output_format.value, fail_on.value, workers, scheduler)
+        )
+    )
