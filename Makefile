@@ -49,3 +49,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_validate.py --command resolve --runs 5
 	$(BIN)/python benchmarks/bench_daemon.py
+	$(BIN)/python benchmarks/bench_rules_diff.py
