@@ -1,10 +1,10 @@
 """The console script's entry point.
 
 ``beeuni validate`` runs in every CI job, and Typer alone takes longer to import than the whole
-check of a small manifest. So the common forms of ``validate`` are parsed here by hand and go
-straight to ``commands.validate``; anything else — ``--help``, a mistake, every other command —
-goes to the Typer application, which owns the documented interface. A test runs both paths on
-the same arguments and requires the same output.
+check of a small manifest. So the common forms of ``validate`` and ``resolve`` are parsed here
+by hand and go straight to ``commands``; anything else — ``--help``, a mistake, every other
+command — goes to the Typer application, which owns the documented interface. A test runs both
+paths on the same arguments and requires the same output.
 """
 
 from __future__ import annotations
@@ -58,6 +58,31 @@ def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     return (paths or ["."], options)
 
 
+def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """``resolve [PATH] [--json] [--rules DIR]`` → (path, keyword arguments of
+    ``commands.resolve``), or None for anything else (``--schema`` included: Typer takes it)."""
+    if not argv or argv[0] != "resolve":
+        return None
+    path: str | None = None
+    options: dict[str, Any] = {"rules": None, "as_json": False}
+    args = iter(argv[1:])
+    for arg in args:
+        name, has_value, value = arg.partition("=")
+        if name == "--rules":
+            if not has_value:
+                value = next(args, "")
+            if not value or value.startswith("-") or options["rules"] is not None:
+                return None
+            options["rules"] = value
+        elif arg == "--json" and not options["as_json"]:
+            options["as_json"] = True
+        elif arg.startswith("-") or path is not None:
+            return None
+        else:
+            path = arg
+    return (path or ".", options)
+
+
 def main() -> None:
     # A command is a short process that builds many small objects and frees them at exit: the
     # cyclic garbage collector would only walk them again and again (a third of a large run).
@@ -68,6 +93,12 @@ def main() -> None:
 
         paths, options = fast
         sys.exit(commands.guarded(lambda: commands.validate(paths, **options)))
+    resolving = parse_resolve(sys.argv[1:])
+    if resolving is not None:
+        from . import commands
+
+        path, keywords = resolving
+        sys.exit(commands.guarded(lambda: commands.resolve(path, **keywords)))
     from .app import app
 
     app()

@@ -39,10 +39,11 @@ def write_diagnostics(diagnostics: Sequence[Diagnostic], stream: TextIO = sys.st
     write_lines(diagnostics, stream)
 
 
-def write_json(document: Any, stream: TextIO = sys.stdout) -> None:
-    import json
+def write_json(document: Any, stream: TextIO | None = None) -> None:
+    """``document`` as indented JSON (``json.dumps(indent=2, ensure_ascii=False)``'s text)."""
+    from .json_out import dumps
 
-    stream.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    (stream or sys.stdout).write(dumps(document) + "\n")
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:

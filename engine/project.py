@@ -90,7 +90,7 @@ class ProjectRun:
         value = self.evaluation.get(name)
         shape = VALUES.get(name)
         try:
-            checked = self._outputs[name] = value if shape is None else shape.plain(value, "")
+            checked = self._outputs[name] = value if shape is None else shape.plain(value)
         except WrongShape as err:
             raise self._wrong("let", name, name, err) from None
         return checked
@@ -101,7 +101,7 @@ class ProjectRun:
         if name not in FUNCTIONS:
             return value
         try:
-            return FUNCTIONS[name][1].plain(value, "")
+            return FUNCTIONS[name][1].plain(value)
         except WrongShape as err:
             shown = ", ".join(_argument(arg) for arg in args)
             raise self._wrong("fn", name, f"{name}({shown})", err) from None

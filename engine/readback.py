@@ -6,9 +6,9 @@ The rules compute what the commands print and what the daemon loads (docs/rules-
 cause: as a crash of ``resolve``, or as an answer 500 of the daemon in the middle of a session.
 ``beeuni rules check`` knows their names and arities (``contract.py`` takes them from here), but
 not every value a rule computes; so every value is also checked where it is read
-(``ProjectRun.output`` and ``ProjectRun.call``), and
-turned into plain Python values on the way: located strings become ``str``, located booleans
-``bool``, and records keep only, and in order, the fields the engine reads. A value of the wrong
+(``ProjectRun.output`` and ``ProjectRun.call``), and made of values any consumer takes on the
+way: located booleans become ``bool``, and records keep only, and in order, the fields the
+engine reads (located strings stay: they are strings). A value of the wrong
 shape is reported as a mistake in the rules, at the definition that made it.
 
 The shapes of ``resolved_harness`` and ``session_tools`` are those of the resolved tool set's
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .lang.values import type_name
-from .located import LocatedConst
+from .located import LocatedConst, LocatedStr
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 
 class WrongShape(Exception):
-    """``path`` (like ``.agents[2].view``) of a read-back value is not ``expected``."""
+    """``path`` (like ``.agents[2].view``) of a read-back value is not ``expected``. Raised with
+    an empty path where the wrong value is found; each container it was found in adds its part
+    on the way out (so that checking a right value builds no path at all)."""
 
     def __init__(self, path: str, expected: str, found: str) -> None:
         super().__init__(f"{path} must be {expected}, not {found}")
@@ -36,8 +38,13 @@ class WrongShape(Exception):
         self.expected = expected
         self.found = found
 
+    def below(self, part: str) -> WrongShape:
+        self.path = part + self.path
+        return self
+
 
 _FOUND = {"list": "a list", "map": "a map", "string": "a string", "int": "a number", "float": "a number"}
+_STRING_TYPES = frozenset({str, LocatedStr})
 
 
 def found(value: Any) -> str:
@@ -56,32 +63,32 @@ class Shape:
     what = "a value"
     plural = ""  # how several read in "a list of ..."; empty: "a list, each item <what>"
 
-    def plain(self, value: Any, path: str) -> Any:
+    def plain(self, value: Any) -> Any:
         raise NotImplementedError
 
-    def wrong(self, value: Any, path: str) -> WrongShape:
-        return WrongShape(path, self.what, found(value))
+    def wrong(self, value: Any) -> WrongShape:
+        return WrongShape("", self.what, found(value))
 
 
 class Anything(Shape):
     """Manifest data handed through as it is (``eject_plan``'s declaration value)."""
 
-    def plain(self, value: Any, path: str) -> Any:
+    def plain(self, value: Any) -> Any:
         return value
 
 
 class Str(Shape):
+    """A string; a located one stays located (it is a ``str``, and keeps its position)."""
+
     plural = "strings"
 
     def __init__(self, note: str = "") -> None:
         self.what = f"a string ({note})" if note else "a string"
 
-    def plain(self, value: Any, path: str) -> str:
-        if value.__class__ is str:
-            return value
+    def plain(self, value: Any) -> str:
         if isinstance(value, str):
-            return str(value)  # a located string, as a plain copy
-        raise self.wrong(value, path)
+            return value
+        raise self.wrong(value)
 
 
 class Literal(Shape):
@@ -89,21 +96,21 @@ class Literal(Shape):
         self.word = word
         self.what = f"`{word}`"
 
-    def plain(self, value: Any, path: str) -> str:
+    def plain(self, value: Any) -> str:
         if value == self.word and isinstance(value, str):
             return self.word
-        raise self.wrong(value, path)
+        raise self.wrong(value)
 
 
 class Bool(Shape):
     what = "true or false"
 
-    def plain(self, value: Any, path: str) -> bool:
+    def plain(self, value: Any) -> bool:
         if isinstance(value, LocatedConst):
             value = value.value
         if value is True or value is False:
             return value
-        raise self.wrong(value, path)
+        raise self.wrong(value)
 
 
 class Template(Str):
@@ -115,17 +122,17 @@ class Template(Str):
         blanks = ", ".join(f"{{{name}}}" for name in sorted(self.fields))
         self.what = f"a string whose blanks are among {blanks} (write `{{{{` and `}}}}` for braces)"
 
-    def plain(self, value: Any, path: str) -> str:
-        text = super().plain(value, path)
+    def plain(self, value: Any) -> str:
+        text = super().plain(value)
         from string import Formatter
 
         try:
             parts = list(Formatter().parse(text))
         except ValueError:
-            raise self.wrong(value, path) from None
+            raise self.wrong(value) from None
         for _, name, spec, conversion in parts:
             if name is not None and (name not in self.fields or spec or conversion):
-                raise self.wrong(value, path)
+                raise self.wrong(value)
         return text
 
 
@@ -134,15 +141,15 @@ class Nullable(Shape):
         self.inner = inner
         self.what = f"null or {inner.what}"
 
-    def plain(self, value: Any, path: str) -> Any:
+    def plain(self, value: Any) -> Any:
         if value is None or (isinstance(value, LocatedConst) and value.value is None):
             return None
         try:
-            return self.inner.plain(value, path)
+            return self.inner.plain(value)
         except WrongShape as err:
-            if err.path != path:
+            if err.path:  # it had the inner shape, but something inside is wrong
                 raise
-            raise self.wrong(value, path) from None
+            raise self.wrong(value) from None
 
 
 class OneOf(Shape):
@@ -150,14 +157,14 @@ class OneOf(Shape):
         self.choices = choices
         self.what = " or ".join(choice.what for choice in choices)
 
-    def plain(self, value: Any, path: str) -> Any:
+    def plain(self, value: Any) -> Any:
         for choice in self.choices:
             try:
-                return choice.plain(value, path)
+                return choice.plain(value)
             except WrongShape as err:
-                if err.path != path:  # it had the choice's shape, but something inside is wrong
+                if err.path:  # it had the choice's shape, but something inside is wrong
                     raise
-        raise self.wrong(value, path)
+        raise self.wrong(value)
 
 
 class ListOf(Shape):
@@ -167,13 +174,21 @@ class ListOf(Shape):
         if note:
             self.what += f" ({note})"
 
-    def plain(self, value: Any, path: str) -> list[Any]:
+    def plain(self, value: Any) -> list[Any]:
         if not isinstance(value, list):
-            raise self.wrong(value, path)
-        if self.item.__class__ is Str and all(item.__class__ is str for item in value):
-            return list(value)  # the common case: plain strings already
+            raise self.wrong(value)
+        if self.item.__class__ is Str and _STRING_TYPES.issuperset(map(type, value)):
+            return value  # the common case, at C speed: strings, as they are
         plain = self.item.plain
-        return [plain(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        try:
+            return [plain(item) for item in value]
+        except WrongShape:
+            for index, item in enumerate(value):  # which one: only on the way to an error
+                try:
+                    plain(item)
+                except WrongShape as err:
+                    raise err.below(f"[{index}]") from None
+            raise
 
 
 class Record(Shape):
@@ -185,42 +200,56 @@ class Record(Shape):
         self.fields = fields
         self.rest = rest
         self.drop_rest = drop_rest
+        self._items = tuple((name, shape.plain) for name, shape in fields.items())
         names = ", ".join(fields)
         self.what = f"a map with {names}"
         self.plural = f"maps with {names}"
 
-    def plain(self, value: Any, path: str) -> dict[str, Any]:
+    def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.wrong(value, path)
-        plain = {}
-        for name, shape in self.fields.items():
-            if name not in value:
-                raise WrongShape(path or "it", self.what, f"a map without `{name}`")
-            plain[name] = shape.plain(value[name], f"{path}.{name}")
+            raise self.wrong(value)
+        try:
+            plain = {name: check(value[name]) for name, check in self._items}
+        except (KeyError, WrongShape):
+            raise self._which(value) from None
         if len(plain) < len(value) and not self.drop_rest:
             for key, item in value.items():
                 if key in self.fields:
                     continue
                 if self.rest is None or not isinstance(key, str):
-                    raise WrongShape(path or "it", self.what, f"a map with `{key}` too")
-                plain[str(key)] = self.rest.plain(item, f"{path}.{key}")
+                    raise WrongShape("", self.what, f"a map with `{key}` too")
+                try:
+                    plain[str(key)] = self.rest.plain(item)
+                except WrongShape as err:
+                    raise err.below(f".{key}") from None
         return plain
+
+    def _which(self, value: dict[Any, Any]) -> WrongShape:
+        """The first field that is missing or wrong, as the error to raise."""
+        for name, check in self._items:
+            if name not in value:
+                return WrongShape("", self.what, f"a map without `{name}`")
+            try:
+                check(value[name])
+            except WrongShape as err:
+                return err.below(f".{name}")
+        raise AssertionError("a field failed, then passed")
 
 
 class Checked(Shape):
-    """A shape with a further check of the plain value: ``check`` returns where below ``path``
-    it is wrong and why (``(".agents[2].view", "names ...")``), or None."""
+    """A shape with a further check of the plain value: ``check`` returns where in it it is
+    wrong and why (``(".agents[2].view", "names ...")``), or None."""
 
     def __init__(self, inner: Shape, check: Callable[[Any], tuple[str, str] | None]) -> None:
         self.inner = inner
         self.check = check
         self.what, self.plural = inner.what, inner.plural
 
-    def plain(self, value: Any, path: str) -> Any:
-        plain = self.inner.plain(value, path)
+    def plain(self, value: Any) -> Any:
+        plain = self.inner.plain(value)
         problem = self.check(plain)
         if problem is not None:
-            raise WrongShape(path + problem[0], "", problem[1])
+            raise WrongShape(problem[0], "", problem[1])
         return plain
 
 
@@ -333,7 +362,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
 
 def describe(subject: str, err: WrongShape) -> str:
     """The message for a wrong read-back value: ``subject`` is the value's name or the call."""
-    where = subject if err.path in ("", "it") else f"{subject}{err.path}"
+    where = f"{subject}{err.path}"
     if not err.expected:  # a Checked problem says what is wrong itself
         return f"`{where}` {err.found}"
     return f"`{where}` must be {err.expected}, not {err.found} (the engine reads it back: docs/rules-language.md)"

@@ -44,6 +44,33 @@ def test_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
 
 
+RESOLVE_FORMS = [
+    ["resolve"],
+    ["resolve", "project"],
+    ["resolve", "project/beeuni.yaml", "--json"],
+    ["resolve", "--json", "project"],
+    ["resolve", "project", "--rules", "../../../rules"],
+    ["resolve", "--rules=../../../rules", "--json", "project"],
+]
+
+
+@pytest.mark.parametrize("case", ["agents-subagents", "tools-is-list"])
+@pytest.mark.parametrize("args", RESOLVE_FORMS, ids=" ".join)
+def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
+    """`beeuni resolve` is parsed by hand too; Typer must give the very same result."""
+    cwd = GOLDEN / case if args != ["resolve"] else GOLDEN / case / "project"
+    fast = run_beeuni(args, cwd=cwd)
+    typer = subprocess.run(
+        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "PATH": ""},
+    )
+    assert fast.stdout, fast.stderr
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+
+
 def test_starter_example_is_clean() -> None:
     result = run_beeuni(["validate", "--format", "json"], cwd=STARTER)
     assert result.code == 0
@@ -166,4 +193,21 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     cold = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "'lark'" in cold.stderr, cold.stderr  # the first run compiles the rules
+    assert warm.stderr.strip().endswith("[]"), warm.stderr
+
+
+def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
+    """`beeuni resolve` builds its document from the rules' checked values: no model, no Typer."""
+    probe = (
+        "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'resolve', sys.argv[1], '--json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel'))\n"
+        "print(heavy, file=sys.stderr)"
+    )
+    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
+    command = [sys.executable, "-c", probe, str(STARTER)]
+    subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert json.loads(warm.stdout)["version"] == 1
     assert warm.stderr.strip().endswith("[]"), warm.stderr
