@@ -257,14 +257,18 @@ def _views_are_listed(harness: dict[str, Any]) -> tuple[str, str] | None:
     """Every view a harness names (an agent's, the default, a subagent pair's) is one it lists."""
     ids = [view["id"] for view in harness["views"]]
     known = set(ids)
-    named = [(".default_view", harness["default_view"])]
-    named += [(f".agents[{i}].view", agent["view"]) for i, agent in enumerate(harness["agents"])]
-    for i, pair in enumerate(harness["subagent_views"]):
-        named += [(f".subagent_views[{i}].{field}", pair[field]) for field in ("parent_view", "child_view", "view")]
-    for where, view in named:
-        if view not in known:
-            return where, f"names `{view}`, which is none of the harness's views ({', '.join(ids) or 'none'})"
-    return None
+    pairs = harness["subagent_views"]
+    named = {harness["default_view"]} | {agent["view"] for agent in harness["agents"]}
+    named |= {pair[field] for pair in pairs for field in ("parent_view", "child_view", "view")}
+    if named <= known:
+        return None
+    # the first one that names no view, with its path (built only now, on the way to an error)
+    places = [(".default_view", harness["default_view"])]
+    places += [(f".agents[{i}].view", agent["view"]) for i, agent in enumerate(harness["agents"])]
+    for i, pair in enumerate(pairs):
+        places += [(f".subagent_views[{i}].{field}", pair[field]) for field in ("parent_view", "child_view", "view")]
+    where, view = next((where, view) for where, view in places if view not in known)
+    return where, f"names `{view}`, which is none of the harness's views ({', '.join(ids) or 'none'})"
 
 
 # The shapes -------------------------------------------------------------------------------------
