@@ -16,6 +16,7 @@ from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_r
 from . import report
 
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
     from typing import Any, TextIO
 
@@ -172,8 +173,26 @@ def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO
     from ..engine.spans import Sources, read_from
     from .frames import write_frames
 
-    help_pattern = text(run.output(HELP_PATTERN)) if HELP_PATTERN in run.program["lets"] else None
-    write_frames(diagnostics, Sources(read_from(run.repo.root)), help_pattern, stream, report.use_colour(stream))
+    write_frames(diagnostics, Sources(read_from(run.repo.root)), _help_pattern(run), stream, report.use_colour(stream))
+
+
+def _help_pattern(run: ProjectRun) -> re.Pattern[str] | None:
+    """The rules' ``HELP_PATTERN``, compiled; a mistake in it is one of the rules."""
+    if HELP_PATTERN not in run.program["lets"]:
+        return None
+    import re
+
+    value = run.output(HELP_PATTERN)
+    try:
+        pattern = re.compile(text(value)) if isinstance(value, str) else None
+    except re.error as err:
+        pattern, problem = None, f"`{HELP_PATTERN}` is not a regular expression: {err}"
+    else:
+        problem = f"`{HELP_PATTERN}` must be a regular expression with a group (the help text)"
+    if pattern is not None and pattern.groups >= 1:
+        return pattern
+    file, line, column = run.program["defined"][f"let:{HELP_PATTERN}"]
+    raise RulesError(file, line, column, problem)
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:

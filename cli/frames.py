@@ -75,13 +75,12 @@ def frame(d: Diagnostic, sources: Sources, help_pattern: re.Pattern[str] | None,
 def write_frames(
     diagnostics: Sequence[Diagnostic],
     sources: Sources,
-    help_pattern: str | None,
+    help_pattern: re.Pattern[str] | None,
     stream: TextIO,
     colour: bool,
 ) -> None:
-    pattern = re.compile(help_pattern) if help_pattern else None
     paint = Painter(colour)
-    stream.write("\n".join(frame(d, sources, pattern, paint) for d in diagnostics))
+    stream.write("\n".join(frame(d, sources, help_pattern, paint) for d in diagnostics))
 
 
 def write_lines(diagnostics: Sequence[Diagnostic], stream: TextIO) -> None:

@@ -183,3 +183,21 @@ def test_colour_on_a_terminal_unless_no_color() -> None:
     coloured = run_on_terminal(["validate", "project"], typos, colour=True)
     assert "\x1b[1;33mwarning\x1b[0m" in coloured and "\x1b[1;33m^^^\x1b[0m" in coloured
     assert "\x1b[" not in run_on_terminal(["validate", "project"], typos, colour=False)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"), [('"(unclosed"', "is not a regular expression"), ('"no group"', "with a group")]
+)
+def test_a_broken_help_pattern_is_a_mistake_of_the_rules(tmp_path: Path, pattern: str, problem: str) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("tests"))
+    editors = rules / "editors.rules"
+    source = editors.read_text()
+    start = source.index("let HELP_PATTERN = ")
+    end = source.index("\n", start)
+    editors.write_text(source[:start] + f"let HELP_PATTERN = {pattern}" + source[end:])
+    result = run_beeuni(["validate", "project", "--format", "full", "--rules", str(rules)], cwd=CASE)
+    line = source[:start].count("\n") + 1
+    assert result.code == 2
+    assert result.stderr.startswith(f"{rules}/editors.rules:{line}:1: error[rules] `HELP_PATTERN` "), result.stderr
+    assert problem in result.stderr
