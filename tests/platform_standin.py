@@ -45,7 +45,12 @@ def _scrape(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-ROUTES = {"/v1/search/web": _web, "/v1/search/images": _images, "/v1/scrape": _scrape}
+def _translate(body: dict[str, Any]) -> dict[str, Any]:
+    """For the `translate` tool that the language guide adds (tests/test_adding_a_beeuni_tool.py)."""
+    return {"text": f"[{body['target']}] {body['text']}", "source": "en"}
+
+
+ROUTES = {"/v1/search/web": _web, "/v1/search/images": _images, "/v1/scrape": _scrape, "/v1/translate": _translate}
 
 
 class PlatformStandIn:
