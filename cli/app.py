@@ -70,9 +70,20 @@ def validate(
         typer.Option("--max-warnings", metavar="N", min=0, help="Exit 1 when there are more than N warnings."),
     ] = None,
     rules: RulesOption = None,
+    fix: Annotated[
+        bool,
+        typer.Option("--fix", help="Apply the rules' fixes (imports too), then check again and print what remains."),
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Print the fixes as a unified diff and write nothing (exit 1 if any).")
+    ] = False,
 ) -> None:
     """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
+    if fix or diff:
+        from .fix import validate_fix
+
+        _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, write=not diff)))
     _exit(
         commands.guarded(
             lambda: commands.validate(

@@ -39,12 +39,28 @@ LOAD_ERROR = {
     "cycle": "string",
 }
 
+#: an inline suppression comment (``engine/suppress.py``): ``line`` is the line it silences
+SUPPRESSION = {
+    "at": "string",
+    "file": "string",
+    "line": "number",
+    "ids": ["string"],
+    "reason": "string",
+    "alone": "bool",
+}
+#: a rule id a suppression names that silenced nothing
+UNUSED_SUPPRESSION = {"id": "string", "file": "string", "line": "number", "suppression": SUPPRESSION}
+
 FACTS = {
     "manifest": "string",
     "files": [FILE],
     "sections": {"*": [SECTION_ENTRY]},
     "section_keys": {"*": ["string"]},
     "load_errors": [LOAD_ERROR],
+    "rule_ids": ["string"],
+    "suppressions": [SUPPRESSION],
+    # a late fact: the rules that read it run after all others (``lang/evaluator.py``)
+    "unused_suppressions": [UNUSED_SUPPRESSION],
 }
 
 #: values the rules must define, and functions with the parameters the engine passes: the names

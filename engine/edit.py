@@ -253,7 +253,7 @@ def _replace_value(document: _Document, node: _Node, value: str, comment: str) -
         anchor = f"&{node.anchor} " if node.anchor is not None else ""
         return _splice(text, node.start, end, anchor + value, comment)
     quote = text[start] if text[start] in "'\"" else ""
-    return _splice(text, start, end, _quoted(value, quote), comment)
+    return _splice(text, start, end, quoted(value, quote), comment)
 
 
 def _scalar_body(document: _Document, node: _Node) -> tuple[int, int]:
@@ -268,12 +268,37 @@ def _scalar_body(document: _Document, node: _Node) -> tuple[int, int]:
     return start, end
 
 
-def _quoted(value: str, quote: str) -> str:
+def quoted(value: str, quote: str) -> str:
+    """``value`` written as a scalar in the quote style ``quote`` (``'``, ``"`` or none)."""
     if quote == "'":
         return "'" + value.replace("'", "''") + "'"
     if quote == '"':
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return value
+
+
+def scalar_splices(text: str) -> dict[tuple[int, int], tuple[int, int, str]]:
+    """Where a new value can replace a scalar of ``text`` the way ``set_entry`` writes one: for
+    each string scalar, by the 1-based (line, column) it starts at (where the loader locates
+    it), the span of its own text (``_scalar_body``) and its quote. A scalar with a tag, or
+    anchored and repeated by an alias, is left out: a new value there would change more."""
+    document = _Document(text)
+    found: dict[tuple[int, int], tuple[int, int, str]] = {}
+    pending = [document.root] if document.root is not None else []
+    while pending:
+        node = pending.pop()
+        if node.kind == "map":
+            pending += [part for pair in node.items for part in pair]
+        elif node.kind == "seq":
+            pending += node.items
+        elif node.kind == "scalar" and node.event.tag in (None, "!", _STR_TAG):
+            if node.anchor is not None and node.anchor in document.aliased:
+                continue
+            start, end = _scalar_body(document, node)
+            if end > start:
+                mark = node.event.start_mark
+                found[(mark.line + 1, mark.column + 1)] = (start, end, text[start] if text[start] in "'\"" else "")
+    return found
 
 
 def _add_entry(document: _Document, mapping: _Node, key: str, value: str, comment: str) -> str:

@@ -39,6 +39,11 @@ class MergedManifest:
         self.sections: dict[str, list[dict[str, Any]]] = {}
         self.section_keys: dict[str, list[LocatedStr]] = {}
         self.problems: list[LoadProblem] = []
+        #: the bytes of every file read, as they were parsed (suppressions and fixes read them)
+        self.sources: dict[str, bytes] = {}
+        #: the files whose reading stopped at a problem (a YAML syntax error, say): their
+        #: comments are not read, so nothing can suppress that problem
+        self.stopped: set[str] = set()
 
     def facts(self) -> dict[str, Any]:
         return {
@@ -80,6 +85,9 @@ def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] 
             continue
         root, problems = load_yaml(data, path)
         merged.problems.extend(problems)
+        merged.sources[path] = data
+        if root is None and problems:
+            merged.stopped.add(path)
         merged.add_file(path, root, imported_at)
         chain = (*chain, path)
         imports = root.get(IMPORTS_KEY) if isinstance(root, LocatedMap) else None

@@ -18,14 +18,17 @@ from typing import TYPE_CHECKING
 from .contract import RULES_INTERFACE
 from .lang import RulesError, load_program
 from .lang.builtins import Observer
-from .lang.evaluator import Diagnostic, Evaluation
+from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
 from .paths import Repository
 from .readback import FUNCTIONS, VALUES, WrongShape, describe
+from .suppress import Suppressions, Syntax
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from .text_edit import TextEdit
 
 MANIFEST_NAME = "beeuni.yaml"
 
@@ -67,15 +70,39 @@ class ProjectRun:
         self.manifest = manifest
         self.program = program
         self.merged = merged if merged is not None else load_manifest(repo, manifest, overlay)
-        self.evaluation = Evaluation(program, self.merged.facts(), Observer(repo), manifest)
+        facts = self.merged.facts()
+        facts["rule_ids"] = [rule["id"] for rule in program["rules"]]
+        facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
+        facts["unused_suppressions"] = LateFact()
+        self.evaluation = Evaluation(
+            program, facts, Observer(repo), manifest, settle=lambda found: self.suppressions.settle(found)
+        )
         self._outputs: dict[str, Any] = {}
 
     @cached_property
+    def suppressions(self) -> Suppressions:
+        """The suppression comments of the files read (``engine/suppress.py``)."""
+        file, line, column = self.program["defined"]["let:SUPPRESSION"]
+        syntax = Syntax(self.output("SUPPRESSION"), (file, line, column))
+        return Suppressions(self.merged.sources, self.merged.stopped, syntax)
+
+    @cached_property
     def _diagnostics(self) -> list[Diagnostic]:
-        return self.evaluation.diagnostics()
+        found = self.evaluation.diagnostics()
+        if any(diagnostic.fix_value is not None for diagnostic in found):
+            from .fixes import resolve_fixes
+
+            resolve_fixes(found, self.merged.sources, self.suppressions.verbatim)
+        return found
 
     def diagnostics(self) -> list[Diagnostic]:
+        """Every diagnostic the suppressions leave, sorted; each with its ``fix`` (a
+        ``TextEdit``) when its rule gives one that can be made."""
         return self._diagnostics
+
+    def suppression_edit(self, diagnostic: Diagnostic) -> TextEdit | None:
+        """The edit that adds a suppression comment for ``diagnostic`` (an editor's quick fix)."""
+        return self.suppressions.edit(diagnostic)
 
     def count(self, severity: str) -> int:
         return sum(1 for diagnostic in self._diagnostics if diagnostic.severity == severity)

@@ -348,6 +348,9 @@ VALUES: dict[str, Shape] = {
     "PLATFORM_ENV": ListOf(Str(), "variable names"),
     "PROVIDER_KEYS": ListOf(Str(), "variable names"),
     "DAEMON_MESSAGES": DAEMON_MESSAGES,
+    "SUPPRESSION": Record(
+        {"pattern": Str("a regular expression with the groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
+    ),
 }
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
 FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
@@ -361,6 +364,8 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "eject_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
     "secret_name_problem": (("name",), Nullable(Str())),
     "shipped_module": (("name",), Str("a path in the rules folder")),
+    "fix_summary": (("fixes", "files", "written"), Str()),
+    "fix_refusal": (("reason", "file"), Str()),
 }
 
 

@@ -39,6 +39,7 @@ CLAUSES = {
     "doc": (True, "value"),
     "at": (True, "expr"),
     "message": (True, "expr"),
+    "fix": (False, "expr"),  # the new text of the value `at` names (null: no fix)
 }
 
 

@@ -31,7 +31,7 @@ from .builtins import BUILTINS
 Node = dict[str, Any]
 
 #: The names the generated code finds in its globals (see ``evaluator.runtime_namespace``).
-HELPERS = ("G", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "MEMO", "OBS", "B")
+HELPERS = ("G", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "FIX", "MEMO", "OBS", "B")
 
 #: around the text of an expression while the source is written: ``\x01<n>\x02 text \x03``
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -57,7 +57,10 @@ def compile_program(checked: Node) -> Node:
         "defined": defined,
         "lets": sorted(checked["lets"]),
         "fns": {name: len(node["params"]) for name, node in checked["fns"].items()},
-        "rules": [{key: rule[key] for key in ("id", "severity", "doc", "file", "pos")} for rule in checked["rules"]],
+        "rules": [
+            {**{key: rule[key] for key in ("id", "severity", "doc", "file", "pos")}, "fixable": _has_fix(rule)}
+            for rule in checked["rules"]
+        ],
     }
 
 
@@ -168,8 +171,10 @@ class _Generator:
                 segments[-1] += self.weight(step["expr"])
                 out.line(f"if {self.expr(step['expr'], scope)}:")
             out.indent += 1
-        segments[-1] += self.weight(rule["at"]) + self.weight(rule["message"])
-        out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}))")
+        segments[-1] += self.weight(rule["at"]) + self.weight(rule["message"]) + self.weight(rule["fix"])
+        # a fix is text, or null for no fix here
+        fix = f"FIX({self.expr(rule['fix'], scope)})" if _has_fix(rule) else "None"
+        out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}), {fix})")
         out.indent = depth
         for line, weight in zip(loops, segments[1:], strict=True):
             out.lines[line] = out.lines[line].replace("@WEIGHT@", str(max(weight, 1)))
@@ -289,6 +294,12 @@ class _Generator:
                 args.insert(0, "OBS")
             return f"B[{name!r}]({', '.join(args)})"
         raise AssertionError(f"unknown node {kind}")
+
+
+def _has_fix(rule: Node) -> bool:
+    """Whether a rule has a ``fix`` clause (the checker gives one without it a null)."""
+    fix = rule["fix"]
+    return not (fix["t"] == "value" and fix["value"] is None)
 
 
 class _Writer:

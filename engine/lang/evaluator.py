@@ -8,6 +8,12 @@ never change, so a second call would give the same).
 
 Truth is Python's: null, false, 0, "" and empty collections are false (``LocatedConst`` answers
 ``bool()`` like the value it holds).
+
+Two kinds of facts are not plain values. A ``LazyFact`` is computed on first use, so it may use
+values the rules define (the suppression comments are found with a pattern from the rules). A
+``LateFact`` depends on the other rules' diagnostics: a rule that reads it, directly or through
+other definitions, is put off until every other rule has run; then ``settle`` sees those
+diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 """
 
 from __future__ import annotations
@@ -25,17 +31,27 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
+    from ..text_edit import TextEdit
+
 
 class Diagnostic:
-    __slots__ = ("column", "file", "line", "message", "rule", "severity")
+    """One finding. ``fix_value`` is what the rule's ``fix`` clause gave (the new text of the
+    value at the diagnostic's position), ``fix`` the edit that makes it, once the engine has
+    found where that value ends in the file (``engine/fixes.py``); both None without a fix."""
 
-    def __init__(self, rule: str, severity: str, message: str, file: str, line: int, column: int) -> None:
+    __slots__ = ("column", "file", "fix", "fix_value", "line", "message", "rule", "severity")
+
+    def __init__(
+        self, rule: str, severity: str, message: str, file: str, line: int, column: int, fix_value: str | None = None
+    ) -> None:
         self.rule = rule
         self.severity = severity
         self.message = message
         self.file = file
         self.line = line
         self.column = column
+        self.fix_value = fix_value
+        self.fix: TextEdit | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.rule, self.message)
@@ -48,17 +64,52 @@ class Diagnostic:
             "file": self.file,
             "line": self.line,
             "column": self.column,
+            "fix": self.fix.as_dict() if self.fix is not None else None,
         }
+
+
+if TYPE_CHECKING:
+    #: ``settle(diagnostics)`` → (the diagnostics kept, the values of the late facts)
+    Settle = Callable[[list[Diagnostic]], tuple[list[Diagnostic], dict[str, Any]]]
+
+
+class LazyFact:
+    """A fact computed on its first use."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self.compute = compute
+
+
+class LateFact:
+    """A fact known only once the other rules have run (its value comes from ``settle``)."""
+
+
+class _Later(BaseException):
+    """Raised where a rule reads a late fact before the other rules are done (a BaseException:
+    no handler of failures in the rules takes it for one)."""
 
 
 class Evaluation:
     """One run of a program over one manifest's facts."""
 
-    def __init__(self, program: dict[str, Any], facts: dict[str, Any], observer: Observer, fallback_file: str) -> None:
+    def __init__(
+        self,
+        program: dict[str, Any],
+        facts: dict[str, Any],
+        observer: Observer,
+        fallback_file: str,
+        settle: Settle | None = None,
+    ) -> None:
         self.program = program
         self.facts = facts
         self.fallback_file = fallback_file
         self.budget = observer.budget
+        self.settle = settle
+        self._settled: list[Diagnostic] | None = None
+        self._pending: set[str] = set()  # lazy facts being computed
+        self._first_pass = False  # running the rules that read no late fact
         self.values: dict[str, Any] = {}
         self.memo: dict[tuple[Any, ...], tuple[list[Any], Any]] = {}
         self._spans: dict[int, list[list[Any]]] | None = None
@@ -87,6 +138,13 @@ class Evaluation:
             pass
         if name in self.facts:
             value = self.facts[name]
+            if value.__class__ is LazyFact:
+                value = self._lazy(name, value)
+            elif value.__class__ is LateFact:
+                if self._first_pass:
+                    raise _Later
+                self.diagnostics()
+                return self.values[name]
         else:
             self.budget.spend(self.program["weights"][f"let:{name}"])
             try:
@@ -97,6 +155,15 @@ class Evaluation:
                 raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
         self.values[name] = value
         return value
+
+    def _lazy(self, name: str, fact: LazyFact) -> Any:
+        if name in self._pending:
+            raise RulesError(self.fallback_file, 1, 1, f"the fact `{name}` depends on itself")
+        self._pending.add(name)
+        try:
+            return fact.compute()
+        finally:
+            self._pending.discard(name)
 
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a function the rules define, for the engine, with a budget of its own."""
@@ -124,14 +191,35 @@ class Evaluation:
         return remembered
 
     def diagnostics(self) -> list[Diagnostic]:
+        """Every rule's diagnostics, sorted; rules that read a late fact run last."""
+        if self._settled is not None:
+            return self._settled
         found: list[Diagnostic] = []
-        for index, (rule, run) in enumerate(zip(self.program["rules"], self.rules, strict=True)):
+        later = []
+        self._first_pass = True
+        try:
+            for index, (rule, run) in enumerate(zip(self.program["rules"], self.rules, strict=True)):
+                try:
+                    found.extend(list(self._run_rule(index, rule, run)))
+                except _Later:
+                    later.append((index, rule, run))
+        finally:
+            self._first_pass = False
+        late_values: dict[str, Any] = {}
+        if self.settle is not None:
+            found, late_values = self.settle(found)
+        self.values.update(late_values)
+        for name, value in self.facts.items():
+            if value.__class__ is LateFact and name not in self.values:
+                self.values[name] = []  # nothing settled it: no value
+        self._settled = found
+        for index, rule, run in later:
             found.extend(self._run_rule(index, rule, run))
         found.sort(key=Diagnostic.sort_key)
         return found
 
     def _run_rule(
-        self, index: int, rule: dict[str, Any], run: Callable[[], Iterator[tuple[Any, str]]]
+        self, index: int, rule: dict[str, Any], run: Callable[[], Iterator[tuple[Any, str, str | None]]]
     ) -> Iterator[Diagnostic]:
         """A rule's diagnostics, with a budget of its own. A failure is reported at the failing
         expression, with the manifest value the rule was looking at."""
@@ -139,9 +227,9 @@ class Evaluation:
         self.budget.reset()
         try:
             self.budget.spend(self.program["weights"][f"rule:{index}"])
-            for at, message in run():
+            for at, message, fix in run():
                 loc = getattr(at, "loc", None) or (self.fallback_file, 1, 1)
-                yield Diagnostic(rule_id, severity, message, loc[0], loc[1], loc[2])
+                yield Diagnostic(rule_id, severity, message, loc[0], loc[1], loc[2], fix)
         except RulesError:
             raise
         except Exception as err:
@@ -230,10 +318,16 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "PAIRS": observer.budget.pairs,
         "T": values.text,
         "TJ": observer.budget.joined,
+        "FIX": _fix_text,
         "MEMO": lambda name, function: evaluation.memoize(name, function, costly),
         "OBS": observer,
         "B": {name: entry[2] for name, entry in BUILTINS.items()},
     }
+
+
+def _fix_text(value: Any) -> str | None:
+    """What a ``fix`` clause gave: the new text, or None (null: no fix for this finding)."""
+    return None if values.is_null(value) else values.text(value)
 
 
 def _identity(value: Any) -> Any:

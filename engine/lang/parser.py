@@ -286,6 +286,9 @@ class _ToAst(Transformer[Token, Any]):
     def message_clause(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "message", "expr": items[0], "pos": _pos(meta)}
 
+    def fix_clause(self, meta: Any, items: list[Any]) -> Node:
+        return {"t": "fix", "expr": items[0], "pos": _pos(meta)}
+
     def target(self, meta: Any, items: list[Token | None]) -> list[str]:
         return [str(item) for item in items if item is not None]
 

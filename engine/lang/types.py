@@ -177,7 +177,7 @@ class _TypeChecker:
                     scope[step["name"]] = self.expr(step["expr"], scope)
                 else:
                     self.expr(step["expr"], scope)
-            for key in ("at", "message"):
+            for key in ("at", "message", "fix"):
                 self.expr(rule[key], scope)
 
     def _body(self, name: str, node: Node) -> Type:

@@ -1,0 +1,133 @@
+"""A manifest file's text as the YAML parser sees it: lines, positions and comments.
+
+Diagnostics carry 1-based lines and columns that libyaml counted: in characters (code points),
+with ``\\r\\n``, ``\\r``, ``\\n``, NEL, LS and PS as line breaks. Suppressions and fixes turn those
+positions into offsets of the text and back, so they count the same way here — never with
+``str.splitlines``, which knows more line breaks than YAML does.
+
+A ``#`` is a comment when it stands outside every token of the file (a ``#`` in a quoted string,
+a plain ``a#b`` or a block scalar is text); the tokens are read only when a candidate is asked
+about.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import TYPE_CHECKING
+
+import yaml
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .edit import ManifestText
+
+LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class SourceText:
+    """``text`` is the file's text without a byte order mark (libyaml does not count it);
+    ``encode`` turns an edited text back into bytes in the file's encoding, mark and all."""
+
+    def __init__(self, text: str, file: ManifestText | None = None) -> None:
+        self.text = text
+        self.file = file
+        self._line_starts: list[int] | None = None
+        self._line_ends: list[int] = []
+        self._token_spans: list[tuple[int, int]] | None = None
+
+    @classmethod
+    def decode(cls, data: bytes) -> SourceText | None:
+        """The text of a file's bytes (UTF-8 or UTF-16, as ``tools eject`` reads them), or None."""
+        from .edit import EditRefused, ManifestText
+
+        try:
+            file = ManifestText.decode(data)
+        except EditRefused:
+            return None
+        return cls(file.text, file)
+
+    def encode(self, text: str) -> bytes:
+        return self.file.encode(text) if self.file is not None else text.encode("utf-8")
+
+    @property
+    def line_starts(self) -> list[int]:
+        """Where each line starts (read on first use: most files are never asked)."""
+        if self._line_starts is None:
+            starts, ends = [0], []
+            for found in LINE_BREAK.finditer(self.text):
+                ends.append(found.start())
+                starts.append(found.end())
+            ends.append(len(self.text))
+            self._line_starts, self._line_ends = starts, ends
+        return self._line_starts
+
+    @property
+    def line_ends(self) -> list[int]:
+        """Where each line's break starts (its end without it)."""
+        self.line_starts  # noqa: B018 -- reads both tables
+        return self._line_ends
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def offset(self, line: int, column: int) -> int:
+        """The text offset of a 1-based (line, column)."""
+        return self.line_starts[line - 1] + column - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """The 1-based (line, column) of a text offset."""
+        starts = self.line_starts
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    def line(self, line: int) -> str:
+        """A 1-based line's text, without its line break."""
+        return self.text[self.line_starts[line - 1] : self.line_ends[line - 1]]
+
+    def line_break(self) -> str:
+        """The file's own line break (its first one), for lines added to it."""
+        found = LINE_BREAK.search(self.text)
+        return found.group() if found else "\n"
+
+    def is_comment(self, offset: int) -> bool:
+        """Whether the ``#`` at ``offset`` starts a comment."""
+        if self.text[offset : offset + 1] != "#":
+            return False
+        if offset > 0 and self.text[offset - 1] not in " \t\r\n\x85\u2028\u2029":
+            return False
+        spans = self._tokens()
+        index = bisect_right(spans, (offset, len(self.text) + 1)) - 1
+        return index < 0 or spans[index][1] <= offset
+
+    def comment_on(self, line: int) -> int | None:
+        """The offset of the comment ending a 1-based line, or None."""
+        start = self.line_starts[line - 1]
+        text = self.line(line)
+        at = text.find("#")
+        while at >= 0:
+            if self.is_comment(start + at):
+                return start + at
+            at = text.find("#", at + 1)
+        return None
+
+    def _tokens(self) -> list[tuple[int, int]]:
+        """The (start, end) offsets of every token that can hold a ``#``, in order."""
+        if self._token_spans is None:
+            spans: list[tuple[int, int]] = []
+            try:
+                for token in _scan(self.text):
+                    start, end = token.start_mark.index, token.end_mark.index
+                    if end > start:
+                        spans.append((start, end))
+            except yaml.YAMLError:
+                pass  # a file that does not scan has no comments the engine relies on
+            self._token_spans = spans
+        return self._token_spans
+
+
+def _scan(text: str) -> Iterator[yaml.Token]:
+    tokens: Iterator[yaml.Token] = yaml.scan(text, Loader=yaml.CSafeLoader)
+    return tokens
