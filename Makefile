@@ -41,7 +41,7 @@ test: lint
 	$(BIN)/pytest -q
 
 golden: setup
-	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py
+	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py tests/test_eject.py tests/test_fix.py
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_rules_diff.py -k golden
 	git status --short tests/golden tests/rule_tests
 

@@ -41,8 +41,10 @@ def case_commands(case: Path) -> list[str]:
     return commands
 
 
-# eject-* cases change their project: test_eject.py runs them on a copy
-CASES = sorted(path for path in GOLDEN.iterdir() if (path / "project").is_dir() and not path.name.startswith("eject-"))
+# eject-* and fix-* cases change their project: test_eject.py and test_fix.py run them on a copy
+CASES = sorted(
+    path for path in GOLDEN.iterdir() if (path / "project").is_dir() and not path.name.startswith(("eject-", "fix-"))
+)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

@@ -1,0 +1,1 @@
+export default { description: "orders", parameters: {}, execute: async () => "ok" };
