@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def validate_fix(paths: list[str], output_format: str, rules: str | None, write: bool) -> int:
-    """Fix each manifest in turn (``write``) or show the fixes as a diff; with ``write``, then
+    """Fix each manifest in turn (``write``) or print the fixes as a diff; with ``write``, then
     check them all again as ``validate`` does."""
     changed = False
     for path in paths:

@@ -29,6 +29,7 @@ def resolve(run: ProjectRun) -> dict[str, Any]:
         "secrets": {name: run.call("agent_secrets", name) for name in run.output("agent_names")},
         "platform_env": run.output("PLATFORM_ENV") + run.output("PROVIDER_KEYS"),
         "messages": run.output("DAEMON_MESSAGES"),
-        "diagnostics": [d.as_dict() for d in diagnostics],
+        # the daemon needs no fixes: the diagnostics as they were before fixes existed
+        "diagnostics": [{key: value for key, value in d.as_dict().items() if key != "fix"} for d in diagnostics],
         "errors": run.count("error"),
     }
