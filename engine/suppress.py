@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .lang.errors import RulesError
 from .located import LocatedStr
 from .source_text import SourceText
 
@@ -37,12 +38,19 @@ if TYPE_CHECKING:
 
 
 class Syntax:
-    """The comment syntax, as the rules define it (``SUPPRESSION``)."""
+    """The comment syntax, as the rules define it (``SUPPRESSION``); ``where`` is that
+    definition's (file, line, column), for a mistake in it."""
 
-    def __init__(self, definition: Any) -> None:
-        self.pattern = re.compile(str(definition["pattern"]))
-        self.separator = str(definition["separator"])
-        self.comment = str(definition["comment"])
+    def __init__(self, definition: Any, where: tuple[str, int, int]) -> None:
+        try:
+            self.pattern = re.compile(str(definition["pattern"]))
+            self.separator = str(definition["separator"])
+            self.comment = str(definition["comment"])
+        except (TypeError, KeyError, re.error) as err:
+            problem = f"pattern does not compile: {err}" if isinstance(err, re.error) else f"lacks {err}"
+            raise RulesError(*where, f"`SUPPRESSION` {problem}") from None
+        if not {"ids", "reason"} <= set(self.pattern.groupindex):
+            raise RulesError(*where, "`SUPPRESSION.pattern` needs the groups (?P<ids>...) and (?P<reason>...)")
 
 
 class Suppressions:
