@@ -349,7 +349,7 @@ VALUES: dict[str, Shape] = {
     "PROVIDER_KEYS": ListOf(Str(), "variable names"),
     "DAEMON_MESSAGES": DAEMON_MESSAGES,
     "SUPPRESSION": Record(
-        {"pattern": Str("a regular expression with the groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
+        {"pattern": Str("a regular expression with groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
     ),
 }
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
