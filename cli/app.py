@@ -45,6 +45,13 @@ class OutputFormat(StrEnum):
     gitlab = "gitlab"
 
 
+class RulesCheckFormat(StrEnum):
+    text = "text"
+    github = "github"
+    sarif = "sarif"
+    gitlab = "gitlab"
+
+
 def _exit(code: int) -> None:
     raise typer.Exit(code)
 
@@ -231,9 +238,12 @@ def rules_check(
         str | None, typer.Argument(metavar="[DIR]", help="The rules folder to check (default: the shipped rules).")
     ] = None,
     rules: RulesOption = None,
+    output_format: Annotated[
+        RulesCheckFormat, typer.Option("--format", help="text, github, sarif or gitlab (as for validate).")
+    ] = RulesCheckFormat.text,
 ) -> None:
     """Check a rules folder without any manifest: print every problem. Exit 1 on an error."""
-    _exit(commands.guarded(lambda: commands.rules_check(_one_folder(rules_dir, rules))))
+    _exit(commands.guarded(lambda: commands.rules_check(_one_folder(rules_dir, rules), output_format.value)))
 
 
 def _one_folder(argument: str | None, option: str | None) -> str | None:

@@ -359,15 +359,24 @@ def rules_list(rules: str | None, as_json: bool) -> int:
     return EXIT_OK
 
 
-def rules_check(rules: str | None) -> int:
-    """Every problem of a rules folder, sorted; exit 1 when one is an error."""
+def rules_check(rules: str | None, output_format: str = "text") -> int:
+    """Every problem of a rules folder, sorted; exit 1 when one is an error. ``output_format``:
+    text, or a machine format of ``formats/`` (each problem a diagnostic of the id ``rules``)."""
     from ..engine.lang.errors import Problem
 
     try:
         problems = [Problem(*found) for found in load_rules(rules)["problems"]]
     except RulesError as err:
         problems = err.problems
-    sys.stdout.write("".join(problem.text() + "\n" for problem in problems))
+    if output_format == "text":
+        sys.stdout.write("".join(problem.text() + "\n" for problem in problems))
+    else:
+        from ..engine.lang.evaluator import Diagnostic
+        from ..engine.spans import Sources
+        from . import formats
+
+        found = [Diagnostic("rules", p.severity, p.message, p.file, p.line, p.column) for p in problems]
+        formats.write(output_format, formats.Findings(found, [], Sources(lambda _: None)), sys.stdout)
     errors = sum(1 for problem in problems if problem.severity == "error")
     warnings = len(problems) - errors
     counts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]

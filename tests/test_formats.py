@@ -201,3 +201,19 @@ def test_a_broken_help_pattern_is_a_mistake_of_the_rules(tmp_path: Path, pattern
     assert result.code == 2
     assert result.stderr.startswith(f"{rules}/editors.rules:{line}:1: error[rules] `HELP_PATTERN` "), result.stderr
     assert problem in result.stderr
+
+
+def test_rules_check_writes_the_same_formats(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("tests"))
+    tools = rules / "tools.rules"
+    tools.write_text(tools.read_text().replace("let BEEUNI_PREFIX = ", "let BEEUNI_PREFIX = = ", 1))
+    sarif = run_beeuni(["rules", "check", "rules", "--format", "sarif"], cwd=tmp_path)
+    assert sarif.code == 1
+    log = json.loads(sarif.stdout)
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    [result] = [r for r in log["runs"][0]["results"] if r["level"] == "error"]
+    assert result["ruleId"] == "rules"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rules/tools.rules"
+    github = run_beeuni(["rules", "check", "rules", "--format", "github"], cwd=tmp_path)
+    assert "::error file=rules/tools.rules,line=" in github.stdout
