@@ -5,6 +5,7 @@
 #   make example   set up, then run `beeuni validate` and `beeuni tools ls` on examples/starter
 #   make test      set up, then lint, type-check and run the whole test suite (what CI runs)
 #   make golden    regenerate the expected outputs under tests/golden/ (read the diff!)
+#   make docs      regenerate docs/manifest-reference.md from the rules and their test cases
 #   make bench     the benchmarks under benchmarks/
 
 VENV := $(CURDIR)/.venv
@@ -12,7 +13,7 @@ BIN := $(VENV)/bin
 DEPS := $(VENV)/.deps-installed
 BUN := $(CURDIR)/node_modules/.bin/bun
 
-.PHONY: setup example test golden bench lint
+.PHONY: setup example test golden docs bench lint
 
 $(DEPS): pyproject.toml
 	python3 -m venv $(VENV)
@@ -43,7 +44,11 @@ test: lint
 golden: setup
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py tests/test_eject.py tests/test_fix.py
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_rules_diff.py -k golden
-	git status --short tests/golden tests/rule_tests
+	$(BIN)/beeuni rules doc > docs/manifest-reference.md
+	git status --short tests/golden tests/rule_tests docs/manifest-reference.md
+
+docs: setup
+	$(BIN)/beeuni rules doc > docs/manifest-reference.md
 
 bench: setup
 	$(BIN)/python benchmarks/bench_validate.py

@@ -318,3 +318,15 @@ def rules_diff(
             lambda: run(projects or [], corpus, base, rules, output_format.value, fail_on.value, workers, scheduler)
         )
     )
+
+
+@rules_app.command("doc")
+def rules_doc(
+    folder: Annotated[
+        str | None, typer.Argument(metavar="DIR", help="Rules folder to document (default: the shipped rules).")
+    ] = None,
+) -> None:
+    """Print the manifest reference: every rule with its doc and examples from its test cases."""
+    from .rules_doc import rules_doc
+
+    _exit(commands.guarded(lambda: rules_doc(folder)))
