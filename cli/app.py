@@ -90,7 +90,8 @@ def validate(
     if fix or diff:
         from .fix import validate_fix
 
-        _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, write=not diff)))
+        options = {"output": output, "quiet": quiet, "max_warnings": max_warnings}
+        _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, not diff, **options)))
     _exit(
         commands.guarded(
             lambda: commands.validate(

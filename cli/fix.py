@@ -24,18 +24,21 @@ from ..engine.source_text import SourceText
 from . import commands
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..engine.project import ProjectRun
 
 
-def validate_fix(paths: list[str], output_format: str, rules: str | None, write: bool) -> int:
+def validate_fix(paths: list[str], output_format: str, rules: str | None, write: bool, **options: Any) -> int:
     """Fix each manifest in turn (``write``) or print the fixes as a diff; with ``write``, then
-    check them all again as ``validate`` does."""
+    check them all again as ``validate`` does, with its ``options`` (``--output``, ``--quiet``,
+    ``--max-warnings``)."""
     changed = False
     for path in paths:
         changed = _fix(open_project(path, rules), write) or changed
     if not write:
         return commands.EXIT_ERRORS if changed else commands.EXIT_OK
-    return commands.validate(paths, output_format, rules)
+    return commands.validate(paths, output_format, rules, **options)
 
 
 def _fix(run: ProjectRun, write: bool) -> bool:

@@ -116,3 +116,11 @@ def test_a_file_mode_survives_a_fix(tmp_path: Path) -> None:
     (work / "beeuni.yaml").chmod(0o640)
     assert run_beeuni(["validate", "project", "--fix"], cwd=tmp_path).code == 0
     assert (work / "beeuni.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_fix_then_reports_what_remains_with_the_options_of_validate(tmp_path: Path) -> None:
+    copy_case("fix-typos", tmp_path)
+    result = run_beeuni(["validate", "project", "--fix", "--quiet"], cwd=tmp_path)
+    assert result.code == 1
+    assert [line.split(" ")[1].split("[")[0] for line in result.stdout.splitlines()] == ["error"]
+    assert "fixed 9 problems in 1 file" in result.stderr
