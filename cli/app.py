@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from . import commands
+from .main import DEFAULT_MODULE_LIMIT
 
 app = typer.Typer(
     name="beeuni",
@@ -84,6 +85,12 @@ def validate(
     diff: Annotated[
         bool, typer.Option("--diff", help="Print the fixes as a unified diff and write nothing (exit 1 if any).")
     ] = False,
+    modules: Annotated[
+        bool, typer.Option("--modules", help="Also load every declared module in Bun (calling nothing) and check it.")
+    ] = False,
+    module_timeout: Annotated[
+        float, typer.Option("--module-timeout", metavar="S", help="Seconds one module may take to load.")
+    ] = DEFAULT_MODULE_LIMIT,
 ) -> None:
     """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
@@ -95,7 +102,14 @@ def validate(
     _exit(
         commands.guarded(
             lambda: commands.validate(
-                paths or ["."], output_format.value, rules, output=output, quiet=quiet, max_warnings=max_warnings
+                paths or ["."],
+                output_format.value,
+                rules,
+                output=output,
+                quiet=quiet,
+                max_warnings=max_warnings,
+                modules=modules,
+                module_timeout=module_timeout,
             )
         )
     )

@@ -3,7 +3,7 @@
 The output goes to standard output (a returned object as indented JSON); a thrown error's message,
 or the daemon's refusal, to standard error. Exit 0 on an answer, 1 when the tool failed (threw,
 ran out of time, its host died), 2 when the call was refused (no such tool loaded: 404; the agent
-does not see it: 403) or could not be made.
+does not see it: 403; arguments that are no JSON object) or could not be made.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import json
 import sys
 
 from .commands import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError
-
-REFUSED = (400, 403, 404)
 
 
 def tools_call(
@@ -52,4 +50,4 @@ def tools_call(
         sys.stderr.write(f"beeuni: {report.error}\n")
     if report.error is None:
         return EXIT_OK
-    return EXIT_FAILURE if report.status in REFUSED else EXIT_ERRORS
+    return EXIT_FAILURE if report.refused else EXIT_ERRORS

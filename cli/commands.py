@@ -14,6 +14,7 @@ from ..engine.lang import RulesError
 from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
+from .main import DEFAULT_MODULE_LIMIT
 
 if TYPE_CHECKING:
     import re
@@ -75,12 +76,16 @@ def validate(
     output: str | None = None,
     quiet: bool = False,
     max_warnings: int | None = None,
+    modules: bool = False,
+    module_timeout: float = DEFAULT_MODULE_LIMIT,
 ) -> int:
     """Check each manifest; several are reported one after the other, each under its path, and
     the exit status is the worst of them. The format goes to standard output, or with ``output``
     to that file while standard output gets text. ``quiet`` shows errors only; ``max_warnings``
-    turns more warnings than that (all manifests together) into a failure, exit 1."""
-    checked = _check(paths, rules)
+    turns more warnings than that (all manifests together) into a failure, exit 1. With
+    ``modules``, every declared module is also loaded in Bun, each within ``module_timeout``
+    seconds, and the rules check what that showed."""
+    checked = _check(paths, rules, module_timeout if modules else None)
     if output is not None:
         import io
 
@@ -101,9 +106,12 @@ def validate(
     return worst
 
 
-def _check(paths: list[str], rules: str | None) -> list[Checked]:
+def _check(paths: list[str], rules: str | None, module_limit: float | None) -> list[Checked]:
     if len(paths) == 1:
-        return [Checked(None, open_project(paths[0], rules), None)]
+        run = open_project(paths[0], rules)
+        if module_limit is not None:
+            _add_module_facts(run, module_limit)
+        return [Checked(None, run, None)]
     program = load_rules(rules)
     checked = []
     for path in paths:
@@ -111,11 +119,19 @@ def _check(paths: list[str], rules: str | None) -> list[Checked]:
         try:
             repo, manifest = locate(path)
             run = ProjectRun(repo, manifest, program)
+            if module_limit is not None:
+                _add_module_facts(run, module_limit)
             run.diagnostics()
             checked.append(Checked(shown, run, None))
         except Exception as err:  # one manifest's failure is reported for it; the others still run
             checked.append(Checked(shown, None, failure_message(err)))
     return checked
+
+
+def _add_module_facts(run: ProjectRun, limit: float) -> None:
+    from .modules import add_module_facts
+
+    add_module_facts(run, limit)
 
 
 def shown_manifest(path: str) -> str:

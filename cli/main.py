@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+DEFAULT_MODULE_LIMIT = 10.0  # seconds one module may take to load (`validate --modules`)
+
 
 #: the options of ``validate`` that take a value → the keyword of ``commands.validate``; and the
 #: ``--format`` values (as in commands.py, which this module does not import: it is the slower
@@ -25,12 +27,14 @@ VALUE_OPTIONS = {
     "--rules": "rules",
     "--output": "output",
     "--max-warnings": "max_warnings",
+    "--module-timeout": "module_timeout",
 }
 FORMATS = ("text", "concise", "full", "json", "github", "sarif", "gitlab")
 
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
-    """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]``
+    """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
+    [--modules] [--module-timeout S]``
     → (paths, keyword arguments of ``commands.validate``), or None for anything this parser does
     not take (Typer then handles it, errors included)."""
     if not argv or argv[0] != "validate":
@@ -48,9 +52,17 @@ def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
                 return None
             if (name == "--format" and value not in FORMATS) or (name == "--max-warnings" and not value.isdigit()):
                 return None
-            options[keyword] = int(value) if name == "--max-warnings" else value
+            if name == "--module-timeout":
+                try:
+                    options[keyword] = float(value)
+                except ValueError:
+                    return None
+            else:
+                options[keyword] = int(value) if name == "--max-warnings" else value
         elif arg in ("--quiet", "-q") and "quiet" not in options:
             options["quiet"] = True
+        elif arg == "--modules" and "modules" not in options:
+            options["modules"] = True
         elif arg.startswith("-"):
             return None
         else:

@@ -14,7 +14,9 @@ line(s) before it::
 FRAGMENT, if given); ``ok: RULE`` — RULE does not fire there. Any diagnostic that no ``expect``
 claims fails the case, so a case states everything the rules say about it. A case may also hold
 ``selection.json``: ``{"tools ls --json": {...}, "tools ls --agent NAME --json": {...}}``, for
-each command the fields its document must have (fields left out are not compared).
+each command the fields its document must have (fields left out are not compared), and
+``modules.json``: the ``modules`` fact as ``validate --modules`` would hand it (what loading each
+module in Bun showed), so the module rules are tested without Bun.
 
 Cases run in this process against the rules loaded once — the same engine ``validate`` runs.
 """
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 TESTS_FOLDER = "tests"
 #: the optional file of a case that holds the expected `tools ls --json` documents
 SELECTION_FILE = "selection.json"
+#: the optional file of a case that holds the `modules` fact (`validate --modules`)
+MODULES_FILE = "modules.json"
 #: `# expect: group/name fragment` or `// ok: group/name`, after code or alone on a line
 _ANNOTATION = re.compile(
     r"(?P<before>.*?)(?:#|//)\s*(?P<kind>expect|ok):\s*(?P<rule>\S+)(?:[ \t]+(?P<fragment>.*?))?\s*$"
@@ -121,6 +125,10 @@ def _run_case(path: str, shown: str, program: dict[str, Any], severities: dict[s
     try:
         repo, manifest = locate(path)
         run = ProjectRun(repo, manifest, program)
+        modules = os.path.join(path, MODULES_FILE)
+        if os.path.isfile(modules):
+            with open(modules, encoding="utf-8") as handle:
+                run.add_module_facts(json.load(handle))
         diagnostics = run.diagnostics()
     except ManifestNotFound:
         case.fail("", 0, 0, "the case holds no beeuni.yaml")

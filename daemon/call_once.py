@@ -24,6 +24,7 @@ class CallReport:
     error: str | None = None
     spilled: str | None = None  # the file holding the whole output, when it was too large
     duration_ms: float = 0.0
+    refused: bool = False  # refused before the tool ran (bad arguments, 404, 403, ...)
 
 
 STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
@@ -41,13 +42,13 @@ async def _call(session: Session, tool: str, arguments: str) -> CallReport:
         try:
             args: Any = json.loads(arguments) if arguments.strip() else {}
         except ValueError as err:
-            return CallReport(400, error=say(messages, "bad_arguments", detail=str(err)))
+            return CallReport(400, error=say(messages, "bad_arguments", detail=str(err)), refused=True)
         agent = session.agent
         started = time.perf_counter()
         try:
             outcome = await session.call(tool, args, agent, None)
         except CallRefused as refused:  # a module that did not load was logged like the daemon logs it
-            return CallReport(refused.status, error=refused.message)
+            return CallReport(refused.status, error=refused.message, refused=True)
         duration = (time.perf_counter() - started) * 1000
         if outcome.ok:
             answer = limit_output(outcome.output, tool, messages["spilled"])

@@ -5,8 +5,12 @@
 //   {"op": "load", "tools": [{"name", "module"}]}        load every module (absolute paths)
 //   {"op": "call", "id", "tool", "args", "env", "cwd", "timeout_ms"}
 //   {"op": "cancel", "id"}                                abort a running call
+//   {"op": "probe", "tools": [{"name", "module"}]}       load-only (`beeuni validate --modules`): load
+//                                                         each module, call nothing, then exit
 // and reads from stdout:
 //   {"op": "loaded", "tools": {name: {description, parameters}}, "failed": {name: reason}}
+//   {"op": "probing", "name"} before each module of a probe, then
+//   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
 //   {"op": "result", "id", "ok": true, "output": "..."}  or  {"op": "result", "id", "ok": false, "error": "...", "reason": "..."}
 // Modules may print: console output and process.stdout go to stderr, so stdout stays protocol.
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
@@ -56,6 +60,26 @@ async function load(entries: { name: string; module: string }[]) {
   send({ op: 'loaded', tools: loaded, failed })
 }
 
+// One module at a time, each announced first: the caller's watchdog knows which module an import
+// that never ends belongs to (a loop at import blocks this process; only a kill stops it).
+async function probe(entries: { name: string; module: string }[]) {
+  for (const { name, module } of entries) {
+    send({ op: 'probing', name })
+    try {
+      if (!(await Bun.file(module).exists())) throw new Error(`${module} does not exist`)
+      const tool = (await import(module)).default
+      const problem = problemOf(tool)
+      if (problem) throw new Error(problem)
+      const parameters = JSON.parse(JSON.stringify(tool.parameters))
+      send({ op: 'probed', name, ok: true, description: String(tool.description ?? ''), parameters })
+    } catch (error) {
+      send({ op: 'probed', name, ok: false, error: error instanceof Error ? error.message : String(error) })
+    }
+  }
+  send({ op: 'probe_done' })
+  process.exit(0)
+}
+
 async function call(message: any) {
   const { id, tool: name, args, env, cwd, timeout_ms } = message
   const tool = tools.get(name)
@@ -96,6 +120,7 @@ for await (const chunk of Bun.stdin.stream()) {
     if (!line.trim()) continue
     const message = JSON.parse(line)
     if (message.op === 'load') await load(message.tools)
+    else if (message.op === 'probe') await probe(message.tools)
     else if (message.op === 'call') void call(message)
     else if (message.op === 'cancel') running.get(message.id)?.abort('cancelled')
   }

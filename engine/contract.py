@@ -50,6 +50,18 @@ SUPPRESSION = {
 }
 #: a rule id a suppression names that silenced nothing
 UNUSED_SUPPRESSION = {"id": "string", "file": "string", "line": "number", "suppression": SUPPRESSION}
+#: what loading one module in Bun showed (``validate --modules``): ``problem`` is null, "error"
+#: (``error`` says why, as the daemon logs it), "timed-out" (after ``limit`` seconds) or "crashed"
+MODULE = {
+    "name": "string",
+    "loaded": "bool",
+    "problem": "string?",
+    "error": "string?",
+    "limit": "string",
+    "description": "string",
+    "parameters": "any",
+    "schema_problem": "string?",
+}
 
 FACTS = {
     "manifest": "string",
@@ -61,6 +73,7 @@ FACTS = {
     "suppressions": [SUPPRESSION],
     # a late fact: the rules that read it run after all others (``lang/evaluator.py``)
     "unused_suppressions": [UNUSED_SUPPRESSION],
+    "modules": [MODULE],  # empty unless `validate --modules`
 }
 
 #: values the rules must define, and functions with the parameters the engine passes: the names

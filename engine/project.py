@@ -71,6 +71,8 @@ class ProjectRun:
         self.program = program
         self.merged = merged if merged is not None else load_manifest(repo, manifest, overlay)
         facts = self.merged.facts()
+        # `modules` (what loading each module in Bun showed) stays empty unless `add_module_facts` fills it
+        facts["modules"] = []
         facts["rule_ids"] = [rule["id"] for rule in program["rules"]]
         facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
         facts["unused_suppressions"] = LateFact()
@@ -78,6 +80,12 @@ class ProjectRun:
             program, facts, Observer(repo), manifest, settle=lambda found: self.suppressions.settle(found)
         )
         self._outputs: dict[str, Any] = {}
+
+    def add_module_facts(self, modules: list[dict[str, Any]]) -> None:
+        """Hand the rules the ``modules`` fact (``beeuni validate --modules``); before anything
+        has read it, so no value was computed without it."""
+        assert "modules" not in self.evaluation.values, "the modules fact was read before it was given"
+        self.evaluation.facts["modules"] = modules
 
     @cached_property
     def suppressions(self) -> Suppressions:

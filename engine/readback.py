@@ -351,6 +351,7 @@ VALUES: dict[str, Shape] = {
     "SUPPRESSION": Record(
         {"pattern": Str("a regular expression with groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
     ),
+    "modules_to_load": ListOf(Record({"name": NAME, "module": Str("a repo-relative path")})),
 }
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
 FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {

@@ -50,3 +50,4 @@ def run_beeuni(
 def _private_rule_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests compile rules into a cache of their own, never the user's."""
     os.environ["BEEUNI_CACHE_DIR"] = str(tmp_path_factory.mktemp("rule-cache"))
+    os.environ.setdefault("BEEUNI_BUN", str(ROOT / "node_modules" / ".bin" / "bun"))  # `validate --modules`

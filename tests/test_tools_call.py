@@ -188,6 +188,8 @@ def test_bad_arguments_and_a_missing_bun_are_usage_errors(project: Path, tmp_pat
     bad = call(project, "plain", "--args", "{city: Berlin}")
     assert bad.code == 2
     assert bad.stderr.startswith("beeuni: the arguments must be JSON: ")
+    not_an_object = call(project, "plain", "--args", "[1, 2]")
+    assert (not_an_object.code, not_an_object.stderr) == (2, "beeuni: arguments must be a JSON object\n")
     no_bun = call(project, "plain", env={"BEEUNI_BUN": str(tmp_path / "no-bun")})
     assert no_bun.code == 2
     assert no_bun.stderr.startswith("beeuni: Bun is not installed: install it")

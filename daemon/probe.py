@@ -1,0 +1,140 @@
+"""Load-only checks of tool modules (``beeuni validate --modules``): each module is imported in
+Bun by the module host's ``probe`` operation, nothing is called, and a watchdog gives each
+module a time limit — an import that loops blocks Bun itself, so the process is killed and a new
+one takes the modules that were not reached yet.
+
+The result per tool is a fact for the rules: ``{name, loaded, problem, error, description,
+parameters, schema_problem}``; ``problem`` is ``null``, ``"error"`` (the import threw or the
+export has the wrong shape: ``error`` says how, as the daemon logs it), ``"timed-out"`` or
+``"crashed"`` (Bun stopped while loading it; ``error`` holds its exit status).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import selectors
+import subprocess
+import threading
+import time
+from typing import Any
+
+HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")  # not from host.py: no asyncio here
+
+STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
+
+
+def probe_modules(bun: str, modules: list[tuple[str, str]], root: str, limit: float) -> list[dict[str, Any]]:
+    """Probe ``modules`` (tool name, absolute path) with Bun started in ``root``; paths under
+    ``root`` in error messages are shown repo-relative. One fact per module, in the given order."""
+    found: dict[str, dict[str, Any]] = {}
+    pending = list(modules)
+    # jsonschema takes long to import: import it while Bun loads the modules
+    warming = threading.Thread(target=importlib.import_module, args=("jsonschema.validators",), daemon=True)
+    warming.start()
+    while pending:
+        for name, fact in _probe_run(bun, pending, root, limit):
+            found[name] = fact
+        pending = [(name, path) for name, path in pending if name not in found]
+    facts = [found[name] for name, _ in modules]
+    warming.join()
+    for fact in facts:
+        if fact["error"] is not None:
+            fact["error"] = fact["error"].replace(root + "/", "")
+        if fact["loaded"]:
+            fact["schema_problem"] = schema_problem(fact["parameters"])
+    return facts
+
+
+def _fact(
+    name: str, problem: str | None, error: str | None = None, description: str = "", parameters: Any = None
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "loaded": problem is None,
+        "problem": problem,
+        "error": error,
+        "description": description,
+        "parameters": parameters,
+        "schema_problem": None,
+    }
+
+
+def _probe_run(bun: str, pending: list[tuple[str, str]], root: str, limit: float) -> list[tuple[str, dict[str, Any]]]:
+    """One Bun process over ``pending``: what it reported before it finished, stopped or was
+    killed — at least one module's fact, so the caller always progresses."""
+    process = subprocess.Popen(
+        [bun, "--no-install", HOST_SCRIPT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # what modules print at import is no diagnostic
+        cwd=root,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    entries = [{"name": name, "module": path} for name, path in pending]
+    process.stdin.write(json.dumps({"op": "probe", "tools": entries}).encode() + b"\n")
+    process.stdin.flush()
+    results: list[tuple[str, dict[str, Any]]] = []
+    current: str | None = None
+    deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    buffer = b""
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(timeout=remaining):
+                if current is not None:
+                    results.append((current, _fact(current, "timed-out")))
+                elif not results:
+                    results.append((pending[0][0], _fact(pending[0][0], "timed-out")))
+                return results
+            chunk = process.stdout.read1(65536)  # type: ignore[attr-defined]
+            if not chunk:
+                code = process.wait()
+                if current is not None:
+                    results.append((current, _fact(current, "crashed", f"exit status {code}")))
+                elif not results:
+                    results.append((pending[0][0], _fact(pending[0][0], "crashed", f"exit status {code}")))
+                return results
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if not line.strip():
+                    continue
+                message = json.loads(line)
+                if message["op"] == "probing":
+                    current = message["name"]
+                    deadline = time.monotonic() + limit
+                elif message["op"] == "probed":
+                    name = message["name"]
+                    if message["ok"]:
+                        fact = _fact(name, None, None, message["description"], message["parameters"])
+                    else:
+                        fact = _fact(name, "error", message["error"])
+                    results.append((name, fact))
+                    current = None
+                elif message["op"] == "probe_done":
+                    return results
+    finally:
+        selector.close()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
+
+
+def schema_problem(parameters: Any) -> str | None:
+    """Why ``parameters`` is not a valid JSON Schema (checked against the metaschema its
+    ``$schema`` names, draft 2020-12 by default), or None."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        validator_for(parameters, default=Draft202012Validator).check_schema(parameters)
+    except SchemaError as err:
+        where = "/".join(str(part) for part in err.absolute_path)
+        return f"{err.message}" + (f" (at `{where}`)" if where else "")
+    return None

@@ -1,0 +1,2 @@
+process.exit(3)
+export default {}

@@ -1,0 +1,5 @@
+export default {
+  description: 'Fine.',
+  parameters: { type: 'object', properties: {} },
+  execute() { return 'ok' },
+}

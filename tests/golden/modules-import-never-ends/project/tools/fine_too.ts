@@ -1,0 +1,4 @@
+export default {
+  parameters: { type: 'object', properties: {} },
+  execute() { return 'ok' },
+}

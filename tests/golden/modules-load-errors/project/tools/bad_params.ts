@@ -1,0 +1,1 @@
+export default { description: 'x', parameters: { type: 'string' }, execute() {} }

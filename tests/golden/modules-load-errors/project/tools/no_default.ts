@@ -1,0 +1,1 @@
+export const tool = { description: 'x', parameters: { type: 'object' }, execute() {} }

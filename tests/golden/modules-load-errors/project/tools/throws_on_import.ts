@@ -1,0 +1,2 @@
+throw new Error('config file tools/settings.json is missing')
+export default {}

@@ -1,0 +1,5 @@
+export default {
+  description: 'Count things.',
+  parameters: { type: 'object', properties: { count: { type: 'integr' } } },
+  execute() { return 'ok' },
+}
