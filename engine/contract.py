@@ -82,9 +82,9 @@ READ_BACK_VALUES = tuple(VALUES)
 READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.items()}
 
 #: values read when the rules define them: the help part of a message in a code frame (a regular
-#: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), and what an
-#: editor completes where (``beeuni lsp``)
-OPTIONAL_READ_BACK_VALUES = ("HELP_PATTERN", "MANIFEST_SCHEMA", "COMPLETIONS")
+#: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), what an
+#: editor completes where and the titles of its quick fixes (``beeuni lsp``)
+OPTIONAL_READ_BACK_VALUES = ("HELP_PATTERN", "MANIFEST_SCHEMA", "COMPLETIONS", "CODE_ACTION_TITLES")
 #: functions called when the rules define them: what hovering over a name in the manifest shows
 OPTIONAL_READ_BACK_FUNCTIONS = {"hover_tool": ("name",)}
 

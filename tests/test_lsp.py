@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -160,3 +161,39 @@ def test_rules_files_get_the_diagnostics_of_rules_check(tmp_path: Path, project:
         assert [d for d in started.diagnostics(uri) if d["severity"] == 1] == []
     finally:
         started.close()
+
+
+def apply(text: str, edits: list[dict[str, Any]]) -> str:
+    """The text with LSP text edits applied (UTF-16 positions; the lines here are ASCII)."""
+    lines = text.split("\n")
+    offsets = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines))]
+
+    def offset(at: dict[str, int]) -> int:
+        return offsets[at["line"]] + at["character"]
+
+    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        text = text[: offset(edit["range"]["start"])] + edit["newText"] + text[offset(edit["range"]["end"]) :]
+    return text
+
+
+def test_code_actions_fix_or_silence_the_diagnostic_and_it_clears(client: LspClient, project: Path) -> None:
+    uri = client.open(project / "beeuni.yaml", MANIFEST)
+    [diagnostic] = client.diagnostics(uri)
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}},
+    )
+    fix, silence = actions
+    assert fix["kind"] == "quickfix" and fix["isPreferred"]
+    assert fix["title"] == "Change to `beeuni:web_search` (tools/beeuni-ref)"
+    [edit] = fix["edit"]["changes"][uri]
+    assert edit == {"range": diagnostic["range"], "newText": "beeuni:web_search"}
+    client.change(uri, apply(MANIFEST, [edit]))
+    assert client.diagnostics(uri) == []
+
+    client.change(uri, MANIFEST)
+    client.diagnostics(uri)
+    suppressed = apply(MANIFEST, silence["edit"]["changes"][uri])
+    assert "# beeuni: ignore[tools/beeuni-ref]" in suppressed
+    client.change(uri, suppressed)
+    assert client.diagnostics(uri) == []

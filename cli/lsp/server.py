@@ -8,6 +8,8 @@
 - Hover over a tool's name: what the rules' ``hover_tool`` says; over a diagnostic: its rule's doc.
 - Completion from the rules' ``COMPLETIONS``: keys, tool names in agent lists and ``exclude``,
   ``beeuni:`` values.
+- Code actions for a diagnostic: its rule's fix (the ``fix`` clause, as ``validate --fix`` makes
+  it) and a suppression comment that silences it; titles from the rules' ``CODE_ACTION_TITLES``.
 
 Positions: LSP counts UTF-16 code units, beeuni code points; converted on each line's text.
 """
@@ -40,7 +42,7 @@ SEVERITIES = {
     "info": types.DiagnosticSeverity.Information,
 }
 RULES_SUFFIX = ".rules"
-COMPLETIONS, HOVER_TOOL = "COMPLETIONS", "hover_tool"
+COMPLETIONS, HOVER_TOOL, CODE_ACTION_TITLES = "COMPLETIONS", "hover_tool", "CODE_ACTION_TITLES"
 
 
 def utf16_column(line: str | None, column: int) -> int:
@@ -200,6 +202,67 @@ class BeeuniServer(LanguageServer):
                     )
         return types.CompletionList(is_incomplete=False, items=list(items.values()))
 
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        found = self.analysis_of(params.text_document.uri)
+        if found is None or CODE_ACTION_TITLES not in found[0].run.program["lets"]:
+            return None
+        analysis, file = found
+        titles = analysis.run.output(CODE_ACTION_TITLES)
+        wanted = params.range
+        actions = []
+        for d in analysis.by_file.get(file, []):
+            diagnostic = lsp_diagnostic(d, analysis.sources)
+            if not _overlaps(diagnostic.range, wanted):
+                continue
+            fills = {"{rule}": d.rule}
+            if d.fix is not None:
+                fills["{replacement}"] = d.fix.new_text
+                actions.append(self.action(analysis, _filled(titles["fix"], fills), d.fix, diagnostic, True))
+            suppression = analysis.run.suppression_edit(d)
+            if suppression is not None:
+                actions.append(
+                    self.action(analysis, _filled(titles["suppress"], fills), suppression, diagnostic, False)
+                )
+        return actions
+
+    def action(
+        self, analysis: Analysis, title: str, edit: Any, diagnostic: types.Diagnostic, preferred: bool
+    ) -> types.CodeAction:
+        """A quick fix that makes ``edit`` (a ``TextEdit`` of the engine: 1-based, code points)."""
+        start_line, end_line = (
+            analysis.sources.line(edit.file, edit.line),
+            analysis.sources.line(edit.file, edit.end_line),
+        )
+        change = types.TextEdit(
+            range=types.Range(
+                types.Position(edit.line - 1, utf16_column(start_line, edit.column - 1)),
+                types.Position(edit.end_line - 1, utf16_column(end_line, edit.end_column - 1)),
+            ),
+            new_text=edit.new_text,
+        )
+        uri = from_fs_path(os.path.join(analysis.root, edit.file)) or edit.file
+        return types.CodeAction(
+            title=title,
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            is_preferred=preferred,
+            edit=types.WorkspaceEdit(changes={uri: [change]}),
+        )
+
+
+def _filled(template: Any, fills: dict[str, str]) -> str:
+    shown = plain_text(template)
+    for placeholder, value in fills.items():
+        shown = shown.replace(placeholder, value)
+    return shown
+
+
+def _overlaps(one: types.Range, other: types.Range) -> bool:
+    def key(position: types.Position) -> tuple[int, int]:
+        return (position.line, position.character)
+
+    return key(one.start) <= key(other.end) and key(other.start) <= key(one.end)
+
 
 def path_matches(pattern: Sequence[str], path: Sequence[str]) -> bool:
     return len(pattern) == len(path) and all(p in ("*", step) for p, step in zip(pattern, path, strict=True))
@@ -271,6 +334,12 @@ def build_server(rules_dir: str | None, version: str) -> BeeuniServer:
     )
     def completion(ls: BeeuniServer, params: types.CompletionParams) -> types.CompletionList | None:
         return ls.complete(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: BeeuniServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return ls.code_actions(params)
 
     return server
 
