@@ -56,3 +56,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_daemon.py
 	$(BIN)/python benchmarks/bench_rules_diff.py
 	$(BIN)/python benchmarks/bench_modules.py
+	$(BIN)/python benchmarks/bench_lsp.py
