@@ -147,6 +147,22 @@ def tools_eject(
     _exit(commands.guarded(lambda: eject(name, path, rules, force)))
 
 
+@tools_app.command("new")
+def tools_new(
+    name: Annotated[str, typer.Argument(help="The new tool's name (snake_case).")],
+    path: PathArgument = ".",
+    module: Annotated[
+        str | None,
+        typer.Option("--path", metavar="FILE", help="The module's repo-relative path (default tools/NAME.ts)."),
+    ] = None,
+    rules: RulesOption = None,
+) -> None:
+    """Write a project tool's module skeleton and declare it under `tools:`."""
+    from .new_tool import new_tool
+
+    _exit(commands.guarded(lambda: new_tool(name, path, rules, module)))
+
+
 @tools_app.command("call")
 def tools_call(
     name: Annotated[str, typer.Argument(help="The tool to call.")],

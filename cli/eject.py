@@ -68,17 +68,25 @@ def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[
         source = handle.read()
     manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path, refuse)
 
+    write_module_and_manifest(repo, module_path, module_target, source, manifest_file, new_manifest)
+    return module_path, manifest_file
+
+
+def write_module_and_manifest(
+    repo: Repository, module_path: str, module_target: str, source: bytes, manifest_file: str, manifest: bytes
+) -> None:
+    """Write the module, then the manifest, each atomically; the module is taken back (removed,
+    or its old bytes restored) when the manifest cannot be written."""
     previous = _read(module_target)
     repo.write_atomically(module_path, source)
     try:
-        repo.write_atomically(manifest_file, new_manifest)
+        repo.write_atomically(manifest_file, manifest)
     except BaseException:
         if previous is None:
             os.unlink(module_target)
         else:
             repo.write_atomically(module_path, previous)
         raise
-    return module_path, manifest_file
 
 
 def _writable(repo: Repository, relative: str, refuse: Callable[[str, str], Refusal]) -> str:

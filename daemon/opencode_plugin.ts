@@ -1,5 +1,6 @@
 // Written by `beeuni daemon` for the standard harness (opencode): registers the tools the
-// daemon serves and forwards every call, with its abort signal, to the daemon. Do not edit;
+// daemon serves and forwards every call, with its abort signal, to the daemon; hides from each
+// declared agent the tools it does not see. Do not edit;
 // the daemon writes it again at each start. Every export is a plugin function.
 
 const CONNECTION_FILE = '__BEEUNI_CONNECTION_FILE__'
@@ -58,5 +59,18 @@ export const BeeuniTools = async () => {
       },
     }
   }
-  return { tool }
+  // Each declared agent's model is offered only the tools it sees: opencode's per-agent permission
+  // `deny` for the others, added to its configuration where the project set nothing for that tool
+  // (the project's own setting always wins; the daemon still refuses the call, 403).
+  const hidden: Record<string, string[]> = connection.hidden ?? {}
+  async function config(settings: any) {
+    settings.agent ??= {}
+    for (const [agent, names] of Object.entries(hidden)) {
+      const own = (settings.agent[agent] ??= {})
+      if (own.permission === undefined) own.permission = {}
+      if (own.permission === null || typeof own.permission !== 'object') continue
+      for (const name of names) if (!(name in own.permission)) own.permission[name] = 'deny'
+    }
+  }
+  return { tool, config }
 }

@@ -47,6 +47,8 @@ def serve(
         if harness == "standard":
             plugin = write_plugin(opencode_dir or os.path.join(session.repo.root, ".opencode"), connection_file)
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
+        if plugin is not None:  # what the plugin hides from each agent's model (the state at start)
+            document["hidden"] = session.hidden_by_agent()
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
         app = create_app(session, token, connection_file, max_body)

@@ -223,6 +223,19 @@ class Session:
         names = list(served) if everything else self.visible(loaded, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
+    def hidden_by_agent(self) -> dict[str, list[str]]:
+        """For each declared agent, the tools the harness offers that it does not see: the
+        harness's own tools (by the rules' groups) and the served ones outside its view. The
+        standard harness's plugin hides them from the agent's model (calls are refused anyway)."""
+        assert self.current is not None
+        loaded = self.current
+        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.host.report.loaded)
+        hidden = {}
+        for agent in loaded.harness.agents:
+            seen = set(loaded.views[agent.view])
+            hidden[agent.name] = [name for name in offered if name not in seen]
+        return hidden
+
     def env_for(self, resolved: ResolvedToolSet, agent: str) -> dict[str, str]:
         """S-A7: the platform's variables and provider keys from the daemon's environment, and the
         agent's granted secrets — nothing else."""

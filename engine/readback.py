@@ -322,6 +322,19 @@ DAEMON_MESSAGE_KEYS = (
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
+#: what `tools new` does: where the module goes, its text, the manifest edit, or why not
+NEW_TOOL_PLAN = Record(
+    {
+        "section": Str(),
+        "path": Str("a repo-relative path"),
+        "comment": Str(),
+        "declaration": Nullable(Record({"name": NAME, "value": Anything(), "file": Str()}, rest=Anything())),
+        "tools_file": Nullable(Str("a repo-relative path")),
+        "new_section": ListOf(Record({"name": NAME, "value": Str()})),
+        "problem": Nullable(Str("a reason")),
+        "source": Str(),
+    }
+)
 EJECT_PLAN = Record(
     {
         "section": Str(),
@@ -363,6 +376,9 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "eject_plan": (("name",), EJECT_PLAN),
     "eject_refusal": (("reason", "name", "detail"), Str()),
     "eject_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
+    "new_tool_plan": (("name", "path"), NEW_TOOL_PLAN),
+    "new_tool_refusal": (("reason", "name", "detail"), Str()),
+    "new_tool_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
     "secret_name_problem": (("name",), Nullable(Str())),
     "shipped_module": (("name",), Str("a path in the rules folder")),
     "fix_summary": (("fixes", "files", "written"), Str()),

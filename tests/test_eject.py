@@ -25,7 +25,8 @@ from test_golden import UPDATE, output_name
 
 GOLDEN = ROOT / "tests" / "golden"
 SHIPPED = ROOT / "rules" / "beeuni_tools"
-CASES = sorted(path for path in GOLDEN.glob("eject-*") if (path / "project").is_dir())
+#: `tools new` changes its project the same way (issue 10, item 3)
+CASES = sorted(path for path in [*GOLDEN.glob("eject-*"), *GOLDEN.glob("tools-new-*")] if (path / "project").is_dir())
 
 
 def tree(folder: Path) -> dict[str, bytes]:

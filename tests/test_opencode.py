@@ -103,3 +103,42 @@ def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
     for name in CASES:
         theirs, ours = both(name)
         assert theirs & compared == ours & compared, name
+
+
+def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> None:
+    """Issue 10, item 5: the plugin gives opencode each agent's settings; the project's own
+    opencode configuration is merged with, never overwritten; calls stay refused by the daemon."""
+    folder = tmp_path / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(ECHO)
+    (folder / "tools" / "other.ts").write_text(ECHO.replace("Echo the text", "Another tool"))
+    (folder / "beeuni.yaml").write_text(
+        "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n  other: tools/other.ts\n"
+        "agents:\n  build:\n    tools: all\n  plan:\n    tools: [read, echo]\n"
+        "  general:\n    tools: {exclude: [write, other]}\n"
+    )
+    # the project's own opencode settings: plan may use `memory`, whatever beeuni.yaml says
+    (folder / "opencode.json").write_text(json.dumps({"agent": {"plan": {"permission": {"memory": "allow"}}}}))
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    home = tmp_path / "home"
+    with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
+
+        def shown(agent: str) -> dict[str, bool]:
+            listed = opencode(folder, home, agent)
+            assert listed.returncode == 0, listed.stderr
+            tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
+            return tools
+
+        plan = shown("plan")
+        assert plan["echo"] and plan["read"]  # inside its list
+        assert not plan["other"] and not plan["bash"] and not plan["edit"] and not plan["write"]  # outside it
+        assert plan["memory"]  # the project's own setting stays
+        general = shown("general")
+        assert not general["other"] and general["echo"]
+        assert not general["write"] and not general["edit"]  # the edit group goes together
+        assert general["bash"]
+        build = shown("build")
+        assert build["echo"] and build["other"] and build["bash"]
+        refused = daemon.call("other", {"text": "x"}, agent="plan")
+        assert refused.status_code == 403
+        assert daemon.call("memory", {"command": "view", "path": "/memories"}, agent="plan").status_code == 403
