@@ -149,7 +149,7 @@ def tools_eject(
 
 @tools_app.command("new")
 def tools_new(
-    name: Annotated[str, typer.Argument(help="The new tool's name (snake_case).")],
+    name: Annotated[str, typer.Argument(help="The new tool's name.")],
     path: PathArgument = ".",
     module: Annotated[
         str | None,

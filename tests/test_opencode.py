@@ -67,7 +67,12 @@ def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project
         assert result["result"]["output"] == "echo: hello ()"
 
         refused = opencode(project, tmp_path / "home", "plan", "--tool", "echo", "--params", '{"text": "hello"}')
-        assert "agent plan does not see the tool echo" in refused.stdout + refused.stderr
+        # opencode itself refuses a tool hidden from the agent (issue 10, item 5); the daemon too (403)
+        assert "Tool echo is disabled for agent plan" in refused.stdout + refused.stderr
+        assert (
+            daemon.call("echo", {"text": "hello"}, agent="plan").json()["error"]
+            == "agent plan does not see the tool echo"
+        )
         assert "echo" in daemon.tools(agent="build")
 
 
