@@ -46,19 +46,36 @@ def resolve_fixes(diagnostics: Sequence[Diagnostic], sources: dict[str, bytes], 
     for file, found in by_file.items():
         data = sources.get(file)
         source = SourceText.decode(data) if data is not None else None
-        if source is None:
+        if source is not None:
+            _resolve_in(file, source, found, verbatim)
+
+
+def _resolve_in(file: str, source: SourceText, found: list[Diagnostic], verbatim: Verbatim) -> None:
+    """The fixes of one file. They are read back all together first (one parse, however many
+    there are); only when that fails is each one tried on its own."""
+    scalars: dict[tuple[int, int], tuple[int, int, str]] | None = None
+    together: list[tuple[Diagnostic, TextEdit]] = []
+    for diagnostic in found:
+        span = verbatim.get((file, diagnostic.line, diagnostic.column))
+        if span is not None:
+            diagnostic.fix = _verbatim_edit(file, source, span, diagnostic)
             continue
-        scalars: dict[tuple[int, int], tuple[int, int, str]] | None = None
-        for diagnostic in found:
-            span = verbatim.get((file, diagnostic.line, diagnostic.column))
-            if span is not None:
-                diagnostic.fix = _verbatim_edit(file, source, span, diagnostic)
-                continue
-            if scalars is None:
-                scalars = _scalars(source)
-            splice = scalars.get((diagnostic.line, diagnostic.column))
-            if splice is not None:
-                diagnostic.fix = _scalar_edit(file, source, splice, diagnostic)
+        if scalars is None:
+            scalars = _scalars(source)
+        splice = scalars.get((diagnostic.line, diagnostic.column))
+        if splice is not None and diagnostic.fix_value is not None:
+            start, end, quote = splice
+            if source.position(start)[0] == source.position(end)[0]:  # not a value over several lines
+                together.append((diagnostic, TextEdit(file, source, start, end, quoted(diagnostic.fix_value, quote))))
+    edits = without_overlaps([edit for _, edit in together])
+    kept = {id(edit) for edit in edits}
+    expected = {(d.line, d.column): d.fix_value for d, edit in together if id(edit) in kept}
+    if len(kept) == len(together) and same_document(source.text, apply_edits(source.text, edits), expected):
+        for diagnostic, edit in together:
+            diagnostic.fix = edit
+        return
+    for diagnostic, edit in together:
+        diagnostic.fix = _scalar_edit(file, source, edit, diagnostic)
 
 
 def _scalars(source: SourceText) -> dict[tuple[int, int], tuple[int, int, str]]:
@@ -76,20 +93,16 @@ def _verbatim_edit(file: str, source: SourceText, span: tuple[int, int], diagnos
     return edit
 
 
-def _scalar_edit(
-    file: str, source: SourceText, splice: tuple[int, int, str], diagnostic: Diagnostic
-) -> TextEdit | None:
-    """The value written in the scalar's own quote style, else double-quoted (a value that
-    cannot stand plain); the first that reads back as meant."""
+def _scalar_edit(file: str, source: SourceText, edit: TextEdit, diagnostic: Diagnostic) -> TextEdit | None:
+    """``edit`` (the value in the scalar's own quote style) if it reads back as meant on its own,
+    else the value double-quoted (one that cannot stand plain), else none."""
     value = diagnostic.fix_value
     assert value is not None
-    start, end, quote = splice
-    if source.position(start)[0] != source.position(end)[0]:
-        return None  # a value over several lines is not replaced by a fix
-    for style in dict.fromkeys((quote, '"')):
-        edit = TextEdit(file, source, start, end, quoted(value, style))
-        if same_document(source.text, apply_edits(source.text, [edit]), {(diagnostic.line, diagnostic.column): value}):
-            return edit
+    for candidate in (edit, TextEdit(file, source, edit.start, edit.end, quoted(value, '"'))):
+        if same_document(
+            source.text, apply_edits(source.text, [candidate]), {(diagnostic.line, diagnostic.column): value}
+        ):
+            return candidate
     return None
 
 
