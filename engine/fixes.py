@@ -69,7 +69,7 @@ def _resolve_in(file: str, source: SourceText, found: list[Diagnostic], verbatim
                 together.append((diagnostic, TextEdit(file, source, start, end, quoted(diagnostic.fix_value, quote))))
     edits = without_overlaps([edit for _, edit in together])
     kept = {id(edit) for edit in edits}
-    expected = {(d.line, d.column): d.fix_value for d, edit in together if id(edit) in kept}
+    expected = {(d.line, d.column): d.fix_value for d, edit in together if id(edit) in kept and d.fix_value}
     if len(kept) == len(together) and same_document(source.text, apply_edits(source.text, edits), expected):
         for diagnostic, edit in together:
             diagnostic.fix = edit
