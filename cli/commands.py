@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
+from ..engine.visible import visible
 from . import report
 from .main import DEFAULT_MODULE_LIMIT
 
@@ -48,12 +49,12 @@ def failure_message(err: Exception) -> str:
     if isinstance(err, RulesError):
         return err.report().rstrip("\n")
     if isinstance(err, ManifestNotFound | UsageError):
-        return f"beeuni: {err}"
+        return f"beeuni: {visible(str(err))}"
     if os.environ.get("BEEUNI_DEBUG"):
         import traceback
 
         traceback.print_exc()
-    return f"beeuni: internal error: {type(err).__name__}: {err}"
+    return f"beeuni: internal error: {type(err).__name__}: {visible(str(err))}"
 
 
 class UsageError(Exception):
@@ -252,7 +253,7 @@ def tools_ls(
         rows = [(tool["name"], tool["kind"], tool["source"]) for tool in document["tools"]]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
         if footer:
-            sys.stdout.write("\n" + "".join(line + "\n" for line in footer))
+            sys.stdout.write("\n" + "".join(visible(line) + "\n" for line in footer))
     return _note_errors(run)
 
 
@@ -405,10 +406,10 @@ def rules_explain(rule_id: str, rules: str | None) -> int:
     found = {rule["id"]: rule for rule in program["rules"]}
     rule = found.get(rule_id)
     if rule is None:
-        from difflib import get_close_matches
+        from ..engine.lang.similar import closest_name
 
-        close = get_close_matches(rule_id, list(found), n=1)
-        hint = f"; did you mean `{close[0]}`?" if close else "; `beeuni rules list` lists them"
+        close = closest_name(rule_id, list(found))
+        hint = f"; did you mean `{close}`?" if close else "; `beeuni rules list` lists them"
         raise UsageError(f"no rule `{rule_id}`{hint}")
     summary = _rule_summary(rule)
     sys.stdout.write(

@@ -16,6 +16,7 @@ from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
 from ..engine.lang.values import text
 from ..engine.project import open_project, rules_folder
 from ..engine.shipped import shipped_module_file
+from ..engine.visible import visible
 from .commands import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
@@ -35,10 +36,10 @@ def eject(name: str, path: str, rules: str | None, force: bool) -> int:
     try:
         module_path, manifest_file = _eject(run, rules, name, force)
     except Refusal as refusal:
-        sys.stderr.write(f"beeuni: {refusal}\n")
+        sys.stderr.write(f"beeuni: {visible(str(refusal))}\n")
         return EXIT_FAILURE
     for line in run.call("eject_summary", name, module_path, manifest_file):
-        sys.stdout.write(text(line) + "\n")
+        sys.stdout.write(visible(text(line)) + "\n")
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang.evaluator import Diagnostic
 from ..engine.lang.values import text
+from ..engine.visible import visible, visible_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,7 +44,7 @@ def write_json(document: Any, stream: TextIO | None = None) -> None:
     """``document`` as indented JSON (``json.dumps(indent=2, ensure_ascii=False)``'s text)."""
     from .json_out import dumps
 
-    (stream or sys.stdout).write(dumps(document) + "\n")
+    (stream or sys.stdout).write(visible_json(dumps(document)) + "\n")
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
@@ -65,7 +66,7 @@ def summary(diagnostics: Sequence[Diagnostic]) -> str:
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Plain columns, two spaces apart, the last one unpadded — as in the design document."""
-    cells = [[str(cell) for cell in header], *[[text(cell) for cell in row] for row in rows]]
+    cells = [[str(cell) for cell in header], *[[visible(text(cell)) for cell in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
     lines = []
     for row in cells:

@@ -37,6 +37,9 @@ LOAD_ERROR = {
     "anchor": "string",
     "path": "string",
     "cycle": "string",
+    "tag": "string",
+    "value": "string",
+    "character": "string",
 }
 
 #: an inline suppression comment (``engine/suppress.py``): ``line`` is the line it silences

@@ -18,6 +18,7 @@ Facts handed to the rules (see ``docs/rules-language.md``):
 from __future__ import annotations
 
 import os
+import stat
 from typing import TYPE_CHECKING
 
 from .located import LocatedMap, LocatedStr
@@ -95,8 +96,8 @@ def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] 
             continue
         found: list[tuple[str, LocatedStr | None, tuple[str, ...]]] = []
         for item in imports:
-            if not isinstance(item, LocatedStr):
-                continue  # a wrong type: the rules say so
+            if not isinstance(item, LocatedStr) or not item:
+                continue  # a wrong type or an empty path: the rules say so
             target = _import_target(repo, item, chain, merged.problems)
             if target is not None:
                 found.append((target, item, chain))
@@ -124,10 +125,10 @@ def _read(repo: Repository, path: str, imported_at: LocatedStr | None, problems:
     if not os.path.lexists(full):
         problems.append(LoadProblem("import-missing", where, path=path))
         return None
-    if not repo.is_regular(path):
-        problems.append(LoadProblem("import-unreadable", where, "not a regular file", path=path))
-        return None
     try:
+        if not stat.S_ISREG(os.stat(full).st_mode):
+            problems.append(LoadProblem("import-unreadable", where, "not a regular file", path=path))
+            return None
         with open(full, "rb") as handle:
             return handle.read(MAX_FILE_BYTES + 1)  # more is refused anyway: never read a huge file whole
     except OSError as err:

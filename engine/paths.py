@@ -97,7 +97,10 @@ class Repository:
     def is_file(self, path: str) -> bool:
         """Whether ``path`` is inside and a file (a link to a file counts)."""
         entry = self._inside_entry(path)
-        return entry is not None and entry.is_file()
+        try:
+            return entry is not None and entry.is_file()
+        except OSError:  # a link that leads to itself, or a folder that cannot be read
+            return False
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is inside and there (a broken link counts: it is there, not a file)."""
@@ -108,12 +111,6 @@ class Repository:
         if relative is None:
             return None
         return self._entry(*os.path.split(relative))
-
-    def is_regular(self, relative: str) -> bool:
-        try:
-            return stat.S_ISREG(os.stat(self.absolute(relative)).st_mode)
-        except OSError:
-            return False
 
     def real_target(self, relative: str) -> str | None:
         """The real absolute path a write to the repo-relative ``relative`` lands on (symbolic

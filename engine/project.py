@@ -35,7 +35,8 @@ MANIFEST_NAME = "beeuni.yaml"
 
 class ManifestNotFound(Exception):
     def __init__(self, looked_at: str) -> None:
-        super().__init__(f"no manifest found: {looked_at} does not exist")
+        there = "is not a file" if os.path.lexists(looked_at) else "does not exist"
+        super().__init__(f"no manifest found: {looked_at} {there}")
         self.looked_at = looked_at
 
 

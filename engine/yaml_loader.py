@@ -11,17 +11,23 @@ with its position:
 * more than ``MAX_NODES`` values once aliases are expanded (an "alias bomb" — a few lines of
   anchors that would stand for billions of values), or an alias to a collection that contains it;
 * a key that appears twice in one mapping (the first one wins);
-* a key that is itself a collection.
+* a key that is itself a collection;
+* a number written with more than ``MAX_NUMBER_CHARS`` characters (Python would refuse to print
+  it, and a long sexagesimal ``1:00:00…`` takes quadratic time to compute);
+* a tag its scalar does not fit (``!!bool maybe``, ``!!int ""``);
+* the merge key ``<<``, which beeuni does not support (the entry is left out, said at ``<<``).
 
 Problems are returned as ``LoadProblem`` records; the rules turn them into diagnostics.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from typing import TYPE_CHECKING
 
 import yaml
-from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from .located import (
@@ -42,8 +48,22 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 250_000
+MAX_NUMBER_CHARS = 1000
 
-_STR_TAG = "tag:yaml.org,2002:str"
+_CORE_TAG = "tag:yaml.org,2002:"
+_STR_TAG = _CORE_TAG + "str"
+_MERGE_TAG = _CORE_TAG + "merge"
+_NUMBER_TAGS = frozenset({_CORE_TAG + "int", _CORE_TAG + "float"})
+#: tags whose values are a few words, which plain text of the same value resolves to
+_WHOLE_WORD_TAGS = frozenset({_CORE_TAG + "bool", _CORE_TAG + "null"})
+#: characters YAML 1.1 (libyaml) reads as line breaks, where editors and YAML 1.2 see none
+_INVISIBLE_BREAKS = {
+    "\x85": "U+0085 NEL (next line)",
+    "\u2028": "U+2028 LS (line separator)",
+    "\u2029": "U+2029 PS (paragraph separator)",
+}
+_INVISIBLE_BREAK_BYTES = tuple(character.encode() for character in _INVISIBLE_BREAKS)
+_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 _resolve_tag: Callable[..., str] = Resolver().resolve
 _constructor = SafeConstructor()
 
@@ -79,12 +99,13 @@ class _Abort(Exception):
 class _Frame:
     """An open mapping or sequence."""
 
-    __slots__ = ("anchor", "key", "seen_keys", "size", "value")
+    __slots__ = ("anchor", "key", "seen_keys", "size", "skip", "value")
 
     def __init__(self, value: LocatedMap | LocatedList, anchor: str | None) -> None:
         self.value = value
         self.anchor = anchor
         self.key: LocatedStr | None = None  # a mapping's pending key, waiting for its value
+        self.skip = False  # the pending key's entry is left out (a merge key)
         self.seen_keys: dict[str, LocatedStr] = {}
         self.size = 1
 
@@ -97,6 +118,9 @@ def load_yaml(data: bytes, path: str) -> tuple[Any, list[LoadProblem]]:
     if len(data) > MAX_FILE_BYTES:
         limit = f"{MAX_FILE_BYTES // 1024 // 1024} MiB"
         return None, [LoadProblem("too-large", (path, 1, 1), limit=limit)]
+    invisible = _invisible_break(data, path)
+    if invisible is not None:
+        return None, [invisible]
     problems: list[LoadProblem] = []
     try:
         root = _Builder(data, path, problems).build()
@@ -135,6 +159,9 @@ class _Builder:
                 value, size = self.scalar(event), 1
                 if stack and stack[-1].key is None and isinstance(stack[-1].value, LocatedMap):
                     stack[-1].key = LocatedStr(event.value, self.loc(event.start_mark))
+                    if event.tag is None and event.implicit[0] and _is_merge_key(event.value):
+                        self.problems.append(LoadProblem("merge-key", stack[-1].key.loc))
+                        stack[-1].skip = True
                     continue
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1)
@@ -192,6 +219,9 @@ class _Builder:
         key = frame.key
         assert key is not None
         frame.key = None
+        if frame.skip:
+            frame.skip = False
+            return
         first = frame.seen_keys.get(key)
         if first is not None:
             self.problems.append(LoadProblem("duplicate-key", key.loc, key=str(key), first_line=first.loc[1]))
@@ -213,12 +243,21 @@ class _Builder:
         self.count(1, event)
         text = event.value
         plain, _ = event.implicit
-        tag = _resolve_tag(yaml.ScalarNode, text, event.implicit) if event.tag in (None, "!") else event.tag
-        if tag == _STR_TAG or (not plain and event.tag is None):
+        explicit = event.tag not in (None, "!")
+        tag = event.tag if explicit else _resolve_tag(yaml.ScalarNode, text, event.implicit)
+        if tag == _STR_TAG or (not plain and not explicit):
+            return LocatedStr(text, loc)
+        if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
+            raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
+        if tag not in SafeConstructor.yaml_constructors:  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
+            if explicit and tag in _WHOLE_WORD_TAGS and _resolve_tag(yaml.ScalarNode, text, (True, False)) != tag:
+                raise ValueError(text)  # pyyaml would read `!!null maybe` as null
             value = _constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
-        except (ConstructorError, ValueError):
+        except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
+            if explicit:  # (plain text that only looks like a date, `2001-13-45`, is a string)
+                self.problems.append(LoadProblem("bad-tag", loc, tag="!!" + tag.removeprefix(_CORE_TAG), value=text))
             return LocatedStr(text, loc)
         if value is None or isinstance(value, bool):
             return LocatedConst(value, loc)
@@ -229,25 +268,82 @@ class _Builder:
         return LocatedStr(text, loc)
 
 
+def _is_merge_key(text: str) -> bool:
+    return _resolve_tag(yaml.ScalarNode, text, (True, False)) == _MERGE_TAG
+
+
 def _syntax_problem(err: yaml.MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
+    text = _decoded(data)
     mark = err.problem_mark or err.context_mark
-    loc = (path, mark.line + 1, mark.column + 1) if mark else (path, 1, 1)
-    if mark is not None and data[mark.index : mark.index + 1] == b"\t":
-        return LoadProblem("tab", loc)
+    line, column = _mark_position(mark, text) if mark is not None else (1, 1)
+    if mark is not None and text[mark.index : mark.index + 1] == "\t":
+        return LoadProblem("tab", (path, line, column))
     detail = err.problem or err.context or "invalid YAML"
     if err.context and err.problem and err.context_mark is not None:
-        cm = err.context_mark
-        detail += f" ({err.context} at line {cm.line + 1}, column {cm.column + 1})"
-    return LoadProblem("yaml-syntax", loc, detail)
+        context_line, context_column = _mark_position(err.context_mark, text)
+        detail += f" ({err.context} at line {context_line}, column {context_column})"
+    return LoadProblem("yaml-syntax", (path, line, column), detail)
 
 
 def _reader_problem(err: yaml.reader.ReaderError, data: bytes, path: str) -> LoadProblem:
-    """libyaml reports undecodable or forbidden bytes by byte offset: turn it into line and column."""
-    before = data[: err.position]
-    line = before.count(b"\n") + 1
-    column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    """libyaml reports undecodable bytes and forbidden characters by byte offset, and for a
+    sequence that is not UTF-8 names the byte after it: Python's decoder finds the first wrong
+    byte itself. Either becomes a line and a column."""
+    encoding = _encoding(data)
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as bad:
+        before = data[: bad.start].decode(encoding)
+        line, column = _position(before, len(before))
+        name = "UTF-16" if encoding == "utf-16" else "UTF-8"
+        detail = f"byte 0x{data[bad.start]:02x} is not {name}; save the file as UTF-8"
+        return LoadProblem("yaml-syntax", (path, line, column), detail)
+    before = data[: err.position].decode(encoding, "replace")
+    line, column = _position(before, len(before))
     if isinstance(err.character, int) and err.character >= 0:
-        detail = f"{err.reason} (byte 0x{err.character:02x})"
+        detail = f"{err.reason} (U+{err.character:04X})"
     else:
         detail = str(err.reason)
     return LoadProblem("yaml-syntax", (path, line, column), detail)
+
+
+def _invisible_break(data: bytes, path: str) -> LoadProblem | None:
+    """A NEL, LS or PS character: YAML 1.1 (libyaml) reads it as a line break, where an editor
+    or a YAML 1.2 reader shows none — a comment would go on in the next line, and every later
+    line number would be off. Said at the first one, by name."""
+    found = [index for index in (data.find(code) for code in _INVISIBLE_BREAK_BYTES) if index >= 0]
+    if not found:
+        return None
+    text = data[: min(found)].decode("utf-8-sig", "replace")
+    character = data[min(found) :].decode("utf-8", "replace")[0]
+    line, column = _position(text, len(text))
+    return LoadProblem("invisible-break", (path, line, column), character=_INVISIBLE_BREAKS[character])
+
+
+def _encoding(data: bytes) -> str:
+    """How libyaml decodes the file: UTF-16 after its byte order mark, else UTF-8."""
+    return "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
+
+
+def _decoded(data: bytes) -> str:
+    return data.decode(_encoding(data), "replace")
+
+
+def _mark_position(mark: Any, text: str) -> tuple[int, int]:
+    """A libyaml mark as 1-based line and column — at the end of the file's last line when
+    libyaml points past it (it adds a line break to a file without one)."""
+    if mark.index < len(text):
+        return mark.line + 1, mark.column + 1
+    return _position(text, len(text))
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of ``text[index]``, lines counted as libyaml counts them; the end
+    of a file that ends with a line break is the end of its last line, not a line after it."""
+    if index == len(text) and index > 0:
+        final = _YAML_BREAK.search(text, max(index - 2, 0))
+        if final is not None and final.end() == index:
+            index = final.start()
+    breaks = list(_YAML_BREAK.finditer(text, 0, index))
+    line_start = breaks[-1].end() if breaks else 0
+    return len(breaks) + 1, index - line_start + 1

@@ -57,7 +57,7 @@ def test_github_workflow_commands_carry_severity_position_and_rule() -> None:
     assert lines[0].startswith("::error file=beeuni.yaml,line=5,col=15,endLine=5,endColumn=34,title=tools/beeuni-ref::")
     assert lines[1].startswith("::notice ")
     assert "::tool name `100%25, right: no` must" in lines[2]
-    assert "`two%0Alines`" in lines[3]
+    assert "`two\\nlines`" in lines[3]  # a manifest's line break is shown escaped, in every format
     assert len(lines) == 6
 
 
@@ -70,7 +70,7 @@ def test_github_appends_a_markdown_table_to_the_step_summary(tmp_path: Path) -> 
     assert result.code == 1
     text = summary.read_text()
     assert text.startswith("earlier step\n### beeuni: 4 errors, 1 warning, 1 info\n\n| Severity | Rule | Location |")
-    assert "| error | `tools/name-format` | `beeuni.yaml:8:3` | tool name `two lines` must be" in text
+    assert "| error | `tools/name-format` | `beeuni.yaml:8:3` | tool name `two\\\\nlines` must be" in text
     assert text.count("\n| ") == 2 + 6
 
 

@@ -145,11 +145,9 @@ def b_closest(name: Any, candidates: Any) -> Any:
     string = _str(name)
     if string is None:
         return None
-    import difflib
+    from .similar import closest_name
 
-    options = [str(item) for item in as_items(candidates) if isinstance(unwrap(item), str)]
-    found = difflib.get_close_matches(string, options, n=1, cutoff=0.6)
-    return found[0] if found else None
+    return closest_name(string, as_items(candidates))
 
 
 def b_position(value: Any) -> Any:

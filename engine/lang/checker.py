@@ -251,10 +251,10 @@ def _count(n: int) -> str:
 
 def suggest(name: str, known: list[str]) -> str:
     """``; did you mean `x`?`` for the closest of ``known``, or nothing."""
-    import difflib
+    from .similar import closest_name
 
-    found = difflib.get_close_matches(name, known, n=1)
-    return f"; did you mean `{found[0]}`?" if found else ""
+    found = closest_name(name, known)
+    return f"; did you mean `{found}`?" if found else ""
 
 
 def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..located import LocatedConst, LocatedStr
+from ..visible import visible
 from . import values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
@@ -229,7 +230,8 @@ class Evaluation:
             self.budget.spend(self.program["weights"][f"rule:{index}"])
             for at, message, fix in run():
                 loc = getattr(at, "loc", None) or (self.fallback_file, 1, 1)
-                yield Diagnostic(rule_id, severity, message, loc[0], loc[1], loc[2], fix)
+                # a manifest value in the text or the file name is shown escaped: one line, no control codes
+                yield Diagnostic(rule_id, severity, visible(message), visible(loc[0]), loc[1], loc[2], fix)
         except RulesError:
             raise
         except Exception as err:
