@@ -57,3 +57,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_rules_diff.py
 	$(BIN)/python benchmarks/bench_modules.py
 	$(BIN)/python benchmarks/bench_lsp.py
+	$(BIN)/python benchmarks/bench_hostile.py
