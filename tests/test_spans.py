@@ -62,6 +62,8 @@ def test_the_one_line_reading_agrees_with_the_parser_on_every_golden_manifest() 
 
     checked = 0
     for manifest in sorted((ROOT / "tests" / "golden").glob("*/project/**/*.yaml")):
+        if not manifest.is_file():  # a symbolic-link loop (golden case symlink-loop)
+            continue
         data = manifest.read_bytes()
         lines = data.decode("utf-8", "replace").splitlines()
         for (line, column), (end_line, end_column) in value_extents(data).items():
