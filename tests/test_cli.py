@@ -176,6 +176,20 @@ def test_every_rule_has_a_doc() -> None:
     assert [rule["id"] for rule in rules] == sorted(rule["id"] for rule in rules)
 
 
+def test_rule_docs_are_rendered_user_documentation() -> None:
+    """Docs are templates over the rules' data, rendered when the rules are compiled: `rules list
+    --json` and `rules explain` show the text, with no internal requirement id in it."""
+    rules = json.loads(run_beeuni(["rules", "list", "--json"], cwd=ROOT).stdout)
+    assert not [rule["id"] for rule in rules if re.search(r"\bS-[A-Z]+\d", rule["doc"]) or "{len(" in rule["doc"]]
+    docs = {rule["id"]: rule["doc"] for rule in rules}
+    assert docs["tools/unknown-beeuni-tool"] == (
+        "`beeuni:<x>` names a tool Beeuni maintains; there are 5: "
+        "`web_search`, `image_search`, `scrape_webpage`, `memory` and `show`."
+    )
+    explained = run_beeuni(["rules", "explain", "tools/unknown-beeuni-tool"], cwd=ROOT).stdout
+    assert docs["tools/unknown-beeuni-tool"] in explained
+
+
 def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     """A warm `validate` imports neither Lark (the rule cache is fresh) nor the daemon's or the
     rest of the CLI's libraries, nor (for text that is not on a terminal) the machine formats,

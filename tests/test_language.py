@@ -323,3 +323,30 @@ def test_cycles_are_reported_once_each() -> None:
         "3:1: error `a` depends on itself: a -> b -> a",
         "5:1: error `c` depends on itself: c -> c",
     ]
+
+
+# docs as templates ---------------------------------------------------------------------------
+
+
+def test_a_doc_template_is_rendered_from_constants_when_the_rules_are_compiled() -> None:
+    source = (
+        GOOD
+        + 'let KINDS = ["a", "b"]\n'
+        + 'rule x/y {\n severity error\n doc f"""\n    There are {len(KINDS)} kinds:\n    {join(KINDS, ", ")}.\n  """\n'
+        + ' at 1\n message "m"\n}\n'
+    )
+    program = compile_sources([("test.rules", source.encode())], RECORDS)
+    assert program["rules"][0]["doc"] == "There are 2 kinds:\na, b."
+
+
+def test_a_doc_template_cannot_use_the_facts_or_a_rules_variables() -> None:
+    source = (
+        GOOD
+        + "let count = len(entries)\n"
+        + 'rule x/y {\n severity error\n doc f"{count} entries, {e}"\n for e in entries\n at e.name\n message "m"\n}\n'
+    )
+    assert problems(source) == [
+        "6:2: error the doc of rule `x/y` uses `entries` (through `count`): "
+        "a doc is written before any manifest is read",
+        "6:26: error unknown name `e`",
+    ]

@@ -89,12 +89,31 @@ def compile_sources(
     except (RecursionError, SyntaxError, MemoryError):  # Python's own limits on nesting
         raise RulesError(shown, 1, 1, "expressions are nested too deeply to compile") from None
     problems.extend(_endless(program))
+    if not _has_error(problems):
+        problems.extend(_render_docs(program, folder))
     for check in interface.checks:
         problems.extend(check(program, folder, shown))
     if _has_error(problems):
         raise RulesError.of(problems)
     program["problems"] = [problem.as_tuple() for problem in sorted(problems, key=Problem.sort_key)]
     return program
+
+
+def _render_docs(program: dict[str, Any], folder: str) -> list[Problem]:
+    """Render the docs written as templates, from the rules' constants (``checker`` made sure
+    they use no fact): the program keeps the text, so no command renders them again."""
+    from ..paths import Repository
+    from .builtins import Observer
+    from .evaluator import Evaluation
+
+    evaluation = Evaluation(program, {}, Observer(Repository(folder)), folder)
+    found = []
+    for index in evaluation.docs:
+        try:
+            program["rules"][index]["doc"] = evaluation.render_doc(index)
+        except RulesError as err:
+            found.extend(err.problems)
+    return found
 
 
 def _endless(program: dict[str, Any]) -> list[Problem]:

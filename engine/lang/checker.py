@@ -72,6 +72,7 @@ def check_program(
     _interface(program, interface, folder, lost_names, found)
     if complete:
         _unused(program, names, interface, found)
+    _constant_docs(names, interface, found)
     if not cyclic:
         check_types(program, interface, found)
     return program, found.problems
@@ -124,7 +125,7 @@ def _rule(node: Node, found: Findings) -> Node:
         if kind == "severity" and clause["value"] not in SEVERITIES:
             allowed = ", ".join(SEVERITIES)
             found.add(clause, f"unknown severity `{clause['value']}`; allowed: {allowed}", file)
-        if kind == "doc" and not clause["value"].strip():
+        if kind == "doc" and isinstance(clause["value"], str) and not clause["value"].strip():
             found.add(clause, f"rule `{node['id']}` has an empty doc: say what it checks and why", file)
     for kind, (required, form) in CLAUSES.items():
         if kind not in rule:
@@ -147,6 +148,8 @@ class _NameChecker:
         self.depends: dict[str, tuple[Node, set[str]]] = {}
         #: the top-level names the rules use
         self.used_by_rules: set[str] = set()
+        #: each rule's doc template, with the top-level names it uses
+        self.doc_uses: list[tuple[Node, set[str]]] = []
         self.file = ""
         self.uses: set[str] = set()
 
@@ -172,6 +175,11 @@ class _NameChecker:
                 if form == "expr":
                     self.expr(node[kind], scope)
             self.used_by_rules |= self.uses
+            if isinstance(node["doc"], dict):  # a template, rendered without a manifest: no variables
+                self.uses = set()
+                self.expr(node["doc"], frozenset())
+                self.doc_uses.append((node, self.uses))
+                self.used_by_rules |= self.uses
             return
         self.depends[node["name"]] = (node, self.uses)
 
@@ -211,7 +219,10 @@ class _NameChecker:
 
     def name(self, node: Node, scope: frozenset[str]) -> None:
         name = node["name"]
-        if name in scope or name in self.facts or name in self.lost:
+        if name in self.facts and name not in scope:
+            self.uses.add(name)
+            return
+        if name in scope or name in self.lost:
             return
         if name in self.lets:
             self.uses.add(name)
@@ -305,6 +316,37 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
         elif len(program["fns"][name]["params"]) != len(params):
             node = program["fns"][name]
             found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
+
+
+def _constant_docs(names: _NameChecker, interface: Interface, found: Findings) -> None:
+    """A doc template is rendered when the rules are compiled, without a manifest: it may use
+    constants, not the facts, directly or through the definitions it uses."""
+    for rule, uses in names.doc_uses:
+        for name in sorted(uses):
+            fact = _fact_behind(name, names.depends, frozenset(interface.facts), set())
+            if fact is not None:
+                via = "" if fact == name else f" (through `{name}`)"
+                message = (
+                    f"the doc of rule `{rule['id']}` uses `{fact}`{via}: a doc is written before any manifest is read"
+                )
+                found.add(rule["doc"], message, rule["file"])
+                break
+
+
+def _fact_behind(
+    name: str, depends: dict[str, tuple[Node, set[str]]], facts: frozenset[str], seen: set[str]
+) -> str | None:
+    """The first fact ``name`` depends on, directly or not, if any."""
+    if name in facts:
+        return name
+    if name in seen or name not in depends:
+        return None
+    seen.add(name)
+    for used in sorted(depends[name][1]):
+        fact = _fact_behind(used, depends, facts, seen)
+        if fact is not None:
+            return fact
+    return None
 
 
 def _unused(program: Node, names: _NameChecker, interface: Interface, found: Findings) -> None:

@@ -6,6 +6,7 @@ Every definition becomes a Python function inside one factory, ``make(rt)``, tha
     let NAME = expr      →  def l_NAME(): return <expr>            (run once, on first use)
     fn NAME(a) = expr    →  def f_NAME(v_a): return <expr>         (remembered when costly)
     rule id { ... }      →  def r_3(): for ...: if ...: yield (at, message)
+    doc f"..."           →  def d_3(): return <template>            (rendered when compiled)
 
 Rule variables are Python locals (``v_x``), top-level names are read through ``G("x")``, and the
 operations every expression shares are the helpers of ``values.py`` and ``builtins.py``. The code
@@ -136,13 +137,19 @@ class _Generator:
             out.indent -= 1
             out.line(f"f_{name} = MEMO({name!r}, f_{name})")
             self.weights[f"fn:{name}"] = self.fn_weight(name)
+        docs = []
         for index, rule in enumerate(self.program["rules"]):
             self.file = rule["file"]
             self.rule(out, index, rule)
+            if isinstance(rule["doc"], dict):  # a template: rendered once, when the rules are compiled
+                out.line(f"def d_{index}():")
+                out.line(f"    return {self.expr(rule['doc'], set())}")
+                docs.append(index)
         lets = ", ".join(f"{name!r}: l_{name}" for name in self.program["lets"])
         fns = ", ".join(f"{name!r}: f_{name}" for name in self.program["fns"])
         rules = ", ".join(f"r_{index}" for index in range(len(self.program["rules"])))
-        out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}]")
+        templates = ", ".join(f"{index}: d_{index}" for index in docs)
+        out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}], {{{templates}}}")
         return out.text()
 
     def rule(self, out: _Writer, index: int, rule: Node) -> None:

@@ -117,7 +117,7 @@ class Evaluation:
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
         exec(program["code"], namespace)
-        self.lets, self.fns, self.rules = namespace["make"](self)
+        self.lets, self.fns, self.rules, self.docs = namespace["make"](self)
 
     def get(self, name: str) -> Any:
         """A top-level value, for the engine: a fact or a ``let``, with a budget of its own."""
@@ -176,6 +176,17 @@ class Evaluation:
             raise
         except Exception as err:
             raise self._failure(err, f"`{name}`", self.program["defined"][f"fn:{name}"]) from None
+
+    def render_doc(self, index: int) -> str:
+        """The text of rule ``index``'s doc template."""
+        rule = self.program["rules"][index]
+        self.budget.reset()
+        try:
+            return str(self.docs[index]())
+        except RulesError:
+            raise
+        except Exception as err:
+            raise self._failure(err, f"the doc of rule `{rule['id']}`", [rule["file"], *rule["pos"]]) from None
 
     def memoize(self, name: str, function: Callable[..., Any], costly: frozenset[str]) -> Callable[..., Any]:
         if name not in costly:

@@ -269,7 +269,11 @@ class _ToAst(Transformer[Token, Any]):
         return {"t": "severity", "value": str(items[0]), "pos": [items[0].line, items[0].column]}
 
     def doc_clause(self, meta: Any, items: list[Token]) -> Node:
-        return {"t": "doc", "value": decode_string(str(items[0])), "pos": _pos(meta)}
+        """A doc is a string, or a template rendered when the rules are compiled."""
+        token = items[0]
+        if token.type == "FSTRING":
+            return {"t": "doc", "value": self.template(meta, [token]), "pos": _pos(meta)}
+        return {"t": "doc", "value": decode_string(str(token)), "pos": _pos(meta)}
 
     def for_clause(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "for", "vars": items[0], "iter": items[1], "pos": _pos(meta)}
@@ -385,10 +389,12 @@ class _ToAst(Transformer[Token, Any]):
 
     def _template_parts(self, token: Token) -> list[Any]:
         """``f"a {x} b"`` → ``["a ", <expr x>, " b"]``; ``{{`` and ``}}`` stand for braces."""
-        body = decode_string(str(token)[1:])
+        raw = str(token)
+        body = decode_string(raw[1:])
         parts: list[Any] = []
         text = ""
         i = 0
+        cursor = 0  # how far into ``raw`` the embedded expressions have been found
         while i < len(body):
             char = body[i]
             if char in "{}" and body[i : i + 2] in ("{{", "}}"):
@@ -396,24 +402,36 @@ class _ToAst(Transformer[Token, Any]):
                 i += 2
                 continue
             if char == "}":
-                raise RulesError(self.file, token.line or 0, (token.column or 0) + i + 2, "single `}` in a template")
+                raise RulesError(self.file, *self._at(token, raw.find("}", cursor)), "single `}` in a template")
             if char != "{":
                 text += char
                 i += 1
                 continue
             end = body.find("}", i)
             if end < 0:
-                raise RulesError(self.file, token.line or 0, (token.column or 0) + i + 2, "unclosed `{` in a template")
+                raise RulesError(self.file, *self._at(token, raw.find("{", cursor)), "unclosed `{` in a template")
             if text:
                 parts.append(text)
                 text = ""
-            origin = (token.line or 1, (token.column or 1) + i + 3)
+            found = raw.find(body[i : end + 1], cursor)
+            cursor = found + end - i if found >= 0 else cursor
+            origin = self._at(token, found + 1)
             tree = _parse(body[i + 1 : end], self.file, "expr", origin)
             parts.append(_shift_positions(_ToAst(self.file, self.problems).transform(tree), origin))
             i = end + 1
         if text:
             parts.append(text)
         return parts
+
+    @staticmethod
+    def _at(token: Token, index: int) -> tuple[int, int]:
+        """The line and column of ``index`` in the template ``token``'s text (its start if -1)."""
+        raw = str(token)
+        index = max(index, 0)
+        line_start = raw.rfind("\n", 0, index)
+        line = (token.line or 1) + raw.count("\n", 0, index)
+        column = (token.column or 1) + index if line_start < 0 else index - line_start
+        return line, column
 
 
 def _shift_positions(node: Any, origin: tuple[int, int]) -> Any:

@@ -179,6 +179,8 @@ class _TypeChecker:
                     self.expr(step["expr"], scope)
             for key in ("at", "message", "fix"):
                 self.expr(rule[key], scope)
+            if isinstance(rule["doc"], dict):
+                self.expr(rule["doc"], {})
 
     def _body(self, name: str, node: Node) -> Type:
         scope = dict(zip(node["params"], self.params[name], strict=True))
