@@ -333,7 +333,7 @@ def rules_diff(
     ] = None,
     scheduler: Annotated[
         str | None,
-        typer.Option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (needs beeuni[dask])."),
+        typer.Option("--scheduler", metavar="ADDRESS", help="Run on this Dask scheduler (needs the dask extra)."),
     ] = None,
     rules: Annotated[
         str | None,
