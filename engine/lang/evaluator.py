@@ -112,7 +112,7 @@ class Evaluation:
         self._pending: set[str] = set()  # lazy facts being computed
         self._first_pass = False  # running the rules that read no late fact
         self.values: dict[str, Any] = {}
-        self.memo: dict[tuple[Any, ...], tuple[list[Any], Any]] = {}
+        self.memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         self._spans: dict[int, list[list[Any]]] | None = None
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
@@ -192,15 +192,33 @@ class Evaluation:
         if name not in costly:
             return function
         memo = self.memo
+        plain = _PLAIN_KEYS
+        arity = function.__code__.co_argcount
+
+        # One- and two-parameter functions (most of them) get a key without building an
+        # argument list; a plain string or number is its own key.
+        def remembered1(a: Any) -> Any:
+            key = (name, a if a.__class__ in plain else _identity(a))
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = ((a,), function(a))  # args kept alive: ids stay theirs
+            return found[1]
+
+        def remembered2(a: Any, b: Any) -> Any:
+            key = (name, a if a.__class__ in plain else _identity(a), b if b.__class__ in plain else _identity(b))
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = ((a, b), function(a, b))
+            return found[1]
 
         def remembered(*args: Any) -> Any:
             key = (name, *map(_identity, args))
             found = memo.get(key)
             if found is None:
-                found = memo[key] = (list(args), function(*args))  # args kept alive: ids stay theirs
+                found = memo[key] = (args, function(*args))
             return found[1]
 
-        return remembered
+        return remembered1 if arity == 1 else remembered2 if arity == 2 else remembered
 
     def diagnostics(self) -> list[Diagnostic]:
         """Every rule's diagnostics, sorted; rules that read a late fact run last."""
@@ -341,6 +359,11 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
 def _fix_text(value: Any) -> str | None:
     """What a ``fix`` clause gave: the new text, or None (null: no fix for this finding)."""
     return None if values.is_null(value) else values.text(value)
+
+
+#: argument types that are their own memo key (hashable by value, no position that could end up
+#: in the result)
+_PLAIN_KEYS = frozenset({str, int, float, bool, type(None)})
 
 
 def _identity(value: Any) -> Any:
