@@ -46,6 +46,19 @@ def run_beeuni(
     return Result(done.stdout, done.stderr, done.returncode)
 
 
+def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None = None) -> Result:
+    """Run a command through the Typer application, bypassing ``cli/main.py``'s hand-parsed fast
+    paths: the tests that compare the two paths call this beside ``run_beeuni``."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "PATH": "", **(env or {})},
+    )
+    return Result(done.stdout, done.stderr, done.returncode)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_rule_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests compile rules into a cache of their own, never the user's."""

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_beeuni
+from conftest import ROOT, run_beeuni, run_typer
 
 STARTER = ROOT / "examples" / "starter"
 GOLDEN = ROOT / "tests" / "golden"
@@ -34,14 +34,8 @@ def test_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
     """`beeuni validate` is parsed by hand for speed; Typer must give the very same result."""
     cwd = GOLDEN / case if args != ["validate"] else GOLDEN / case / "project"
     fast = run_beeuni(args, cwd=cwd)
-    typer = subprocess.run(
-        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "PATH": ""},
-    )
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+    typer = run_typer(args, cwd=cwd)
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
 
 
 RESOLVE_FORMS = [
@@ -60,15 +54,9 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
     """`beeuni resolve` is parsed by hand too; Typer must give the very same result."""
     cwd = GOLDEN / case if args != ["resolve"] else GOLDEN / case / "project"
     fast = run_beeuni(args, cwd=cwd)
-    typer = subprocess.run(
-        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "PATH": ""},
-    )
+    typer = run_typer(args, cwd=cwd)
     assert fast.stdout, fast.stderr
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
 
 
 def test_starter_example_is_clean() -> None:
@@ -114,14 +102,8 @@ MONOREPO = ["tabs/project", "unknown-keys/project", "module-paths/project/beeuni
 def test_validate_several_manifests_fast_path_and_typer_agree(output_format: str) -> None:
     args = ["validate", *MONOREPO, "--format", output_format]
     fast = run_beeuni(args, cwd=GOLDEN)
-    typer = subprocess.run(
-        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
-        cwd=GOLDEN,
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "PATH": ""},
-    )
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+    typer = run_typer(args, cwd=GOLDEN)
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
 
 
 def test_validate_several_manifests_groups_text_under_a_header_each() -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, run_beeuni
+from conftest import ROOT, run_beeuni, run_typer
 
 STARTER = ROOT / "examples" / "starter"
 
@@ -70,12 +70,6 @@ def test_fast_path_and_typer_agree_on_modules() -> None:
     case = ROOT / "tests" / "golden" / "modules-schema"
     args = ["validate", "project", "--modules", "--module-timeout", "5", "--format", "json"]
     fast = run_beeuni(args, cwd=case)
-    typer = subprocess.run(
-        [sys.executable, "-c", "import sys; from beeuni.cli.app import app; sys.argv[0] = 'beeuni'; app()", *args],
-        cwd=case,
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "PATH": "", "BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun")},
-    )
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.returncode)
+    typer = run_typer(args, cwd=case, env={"BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun")})
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
     assert fast.code == 1
