@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
@@ -16,6 +15,8 @@ from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_r
 from ..engine.visible import visible
 from . import report
 from .main import DEFAULT_MODULE_LIMIT
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     import re
@@ -61,12 +62,15 @@ class UsageError(Exception):
     """A request the command cannot serve (an unknown agent, a bad combination of options)."""
 
 
-class Checked(NamedTuple):
+class Checked:
     """One manifest named on the command line: its run, or why it could not be checked."""
 
-    shown: str | None  # how it is named in the output; None when it is the only one
-    run: ProjectRun | None
-    failure: str | None
+    __slots__ = ("failure", "run", "shown")
+
+    def __init__(self, shown: str | None, run: ProjectRun | None, failure: str | None) -> None:
+        self.shown = shown  # how it is named in the output; None when it is the only one
+        self.run = run
+        self.failure = failure
 
 
 def validate(

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

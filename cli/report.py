@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from ..engine.lang.evaluator import Diagnostic
 from ..engine.lang.values import text
 from ..engine.visible import visible, visible_json
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

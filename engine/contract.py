@@ -11,11 +11,11 @@ shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a who
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .lang.interface import Interface
 from .readback import FUNCTIONS, VALUES
 from .shipped import check_shipped_modules
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from .lang.interface import FolderCheck

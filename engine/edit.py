@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING
 
 import yaml
 
 from .located import unwrap
 from .yaml_loader import load_yaml
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

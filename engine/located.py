@@ -12,9 +12,9 @@ which compares, hashes and tests truthiness like the value it holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
-if TYPE_CHECKING:  # typing is not imported at run time: `beeuni validate` starts faster
+if TYPE_CHECKING:
     from typing import Any
 
     Loc = tuple[str, int, int]

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
 
 from .located import LocatedMap, LocatedStr
 from .paths import Repository
 from .yaml_loader import MAX_FILE_BYTES, LoadProblem, load_yaml
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from .contract import RULES_INTERFACE
 from .lang import RulesError, load_program
@@ -23,6 +22,8 @@ from .manifest import MergedManifest, load_manifest
 from .paths import Repository
 from .readback import FUNCTIONS, VALUES, WrongShape, describe
 from .suppress import Suppressions, Syntax
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -22,11 +22,12 @@ comment at the end of the line, else a new comment line above it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from .lang.errors import RulesError
 from .located import LocatedStr
 from .source_text import SourceText
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -14,10 +14,10 @@ that the YAML still holds exactly what it held before, apart from the values mea
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import yaml
 from yaml.resolver import Resolver
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

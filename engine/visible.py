@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 
 #: C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional controls
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: (compiled on first use, by ``re``'s own cache: most runs print no such character)
+_INVISIBLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 #: what JSON leaves raw of those (it escapes C0 itself; a raw line break in its text is layout)
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_RAW_IN_JSON = "[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -30,10 +31,14 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every control and invisible formatting character escaped."""
-    return text if _INVISIBLE.search(text) is None else _INVISIBLE.sub(_escape, text)
+    # Every character escaped is one Python does not count as printable (categories Cc, Cf, Zl,
+    # Zp): most texts are printable throughout, and that test needs no regular expression.
+    if text.isprintable():
+        return text
+    return re.sub(_INVISIBLE, _escape, text)
 
 
 def visible_json(document: str) -> str:
     """A JSON text with the characters JSON leaves raw (C1 controls, separators, bidirectional
     controls) written as ``\\uXXXX`` escapes — the same data, safe on a terminal."""
-    return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", document)
+    return re.sub(_RAW_IN_JSON, lambda match: f"\\u{ord(match.group()):04x}", document)

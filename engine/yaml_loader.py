@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import TYPE_CHECKING
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -38,6 +37,8 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

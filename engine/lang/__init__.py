@@ -9,11 +9,12 @@ program, from the cache when the sources are unchanged (``cache.py``), else by p
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from . import cache
 from .errors import RulesError
 from .interface import Interface
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING
 
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
 from .values import Budget, RuleFailure, SetCache, as_items, text, type_name, unique
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -18,14 +18,14 @@ diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..located import LocatedConst, LocatedStr
 from ..visible import visible
 from . import values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
 from .values import BudgetExceeded, RuleFailure
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

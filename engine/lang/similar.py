@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import difflib
 from bisect import bisect_left
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

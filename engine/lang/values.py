@@ -16,9 +16,9 @@ the machine's room; one that would is stopped with ``BudgetExceeded``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
