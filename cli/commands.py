@@ -19,11 +19,11 @@ from .main import DEFAULT_MODULE_LIMIT
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
     from typing import Any, TextIO
 
     from ..engine.lang.evaluator import Diagnostic
+    from ..engine.lang.patterns import Regex
     from .formats import Findings
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
@@ -197,17 +197,18 @@ def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO
     write_frames(diagnostics, Sources(read_from(run.repo.root)), _help_pattern(run), stream, report.use_colour(stream))
 
 
-def _help_pattern(run: ProjectRun) -> re.Pattern[str] | None:
-    """The rules' ``HELP_PATTERN``, compiled; a mistake in it is one of the rules."""
+def _help_pattern(run: ProjectRun) -> Regex | None:
+    """The rules' ``HELP_PATTERN``, compiled (RE2, as every pattern of the rules); a mistake in
+    it is one of the rules."""
     if HELP_PATTERN not in run.program["lets"]:
         return None
-    import re
+    from ..engine.lang import patterns
 
     value = run.output(HELP_PATTERN)
     try:
-        pattern = re.compile(text(value)) if isinstance(value, str) else None
-    except re.error as err:
-        pattern, problem = None, f"`{HELP_PATTERN}` is not a regular expression: {err}"
+        pattern = patterns.regex(text(value)) if isinstance(value, str) else None
+    except patterns.PatternError as err:
+        pattern, problem = None, f"`{HELP_PATTERN}`: {err}"
     else:
         problem = f"`{HELP_PATTERN}` must be a regular expression with a group (the help text)"
     if pattern is not None and pattern.groups >= 1:

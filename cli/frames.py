@@ -15,7 +15,6 @@ one line per diagnostic.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from ..engine.lang.evaluator import Diagnostic
+    from ..engine.lang.patterns import Regex
     from ..engine.spans import Sources
 
 #: ANSI styles (SGR parameters) of the parts of a frame, used on a colour terminal
@@ -37,7 +37,7 @@ class Painter:
         return f"\x1b[{STYLES[part]}m{text}\x1b[0m" if self.colour and text else text
 
 
-def split_help(message: str, help_pattern: re.Pattern[str] | None) -> tuple[str, str | None]:
+def split_help(message: str, help_pattern: Regex | None) -> tuple[str, str | None]:
     """The message without its help part, and the help part (None when there is none)."""
     found = help_pattern.search(message) if help_pattern is not None else None
     if found is None:
@@ -50,7 +50,7 @@ def header(d: Diagnostic, message: str, paint: Painter) -> str:
     return f"{paint('location', f'{d.file}:{d.line}:{d.column}:')} {severity}{paint('rule', f'[{d.rule}]')} {message}"
 
 
-def frame(d: Diagnostic, sources: Sources, help_pattern: re.Pattern[str] | None, paint: Painter) -> str:
+def frame(d: Diagnostic, sources: Sources, help_pattern: Regex | None, paint: Painter) -> str:
     message, help_text = split_help(d.message, help_pattern)
     lines = [header(d, message, paint)]
     source = sources.line(d.file, d.line)
@@ -75,7 +75,7 @@ def frame(d: Diagnostic, sources: Sources, help_pattern: re.Pattern[str] | None,
 def write_frames(
     diagnostics: Sequence[Diagnostic],
     sources: Sources,
-    help_pattern: re.Pattern[str] | None,
+    help_pattern: Regex | None,
     stream: TextIO,
     colour: bool,
 ) -> None:

@@ -21,8 +21,8 @@ comment at the end of the line, else a new comment line above it.
 
 from __future__ import annotations
 
-import re
 
+from .lang import patterns
 from .lang.errors import RulesError
 from .located import LocatedStr
 from .source_text import SourceText
@@ -44,14 +44,17 @@ class Syntax:
 
     def __init__(self, definition: Any, where: tuple[str, int, int]) -> None:
         try:
-            self.pattern = re.compile(str(definition["pattern"]))
+            self.pattern = patterns.regex(str(definition["pattern"]))
             self.separator = str(definition["separator"])
             self.comment = str(definition["comment"])
-        except (TypeError, KeyError, re.error) as err:
-            problem = f"pattern does not compile: {err}" if isinstance(err, re.error) else f"lacks {err}"
-            raise RulesError(*where, f"`SUPPRESSION` {problem}") from None
-        if not {"ids", "reason"} <= set(self.pattern.groupindex):
+        except (TypeError, KeyError) as err:
+            raise RulesError(*where, f"`SUPPRESSION` lacks {err}") from None
+        except patterns.PatternError as err:
+            raise RulesError(*where, f"`SUPPRESSION.pattern`: {err}") from None
+        groups = self.pattern.groupindex
+        if not {"ids", "reason"} <= set(groups):
             raise RulesError(*where, "`SUPPRESSION.pattern` needs the groups (?P<ids>...) and (?P<reason>...)")
+        self.ids_group: int = groups["ids"]  # RE2's match objects give positions by number only
 
 
 class Suppressions:
@@ -84,20 +87,22 @@ class Suppressions:
             if not source.is_comment(start):
                 continue
             line, column = source.position(start)
-            comment = pattern.match(source.text, start, source.line_ends[line - 1])
+            # matched again within its line (a slice: RE2 would encode the whole text again)
+            comment = pattern.match(source.text[start : source.line_ends[line - 1]])
             if comment is None:
                 continue
             alone = not source.line(line)[: column - 1].strip()
-            found.append(self._record(file, source, comment, line, column, alone))
+            found.append(self._record(file, source, comment, start, line, column, alone))
         _aim(found)
         return found
 
     def _record(
-        self, file: str, source: SourceText, comment: re.Match[str], line: int, column: int, alone: bool
+        self, file: str, source: SourceText, comment: Any, start: int, line: int, column: int, alone: bool
     ) -> Record:
+        """The suppression ``comment`` matched, whose text starts at offset ``start``."""
         ids: list[LocatedStr] = []
         if comment.group("ids") is not None:
-            offset = comment.start("ids")
+            offset = start + comment.start(self.syntax.ids_group)
             for part in comment.group("ids").split(self.syntax.separator.strip()):
                 name = part.strip()
                 if name:

@@ -186,7 +186,8 @@ def test_colour_on_a_terminal_unless_no_color() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "problem"), [('"(unclosed"', "is not a regular expression"), ('"no group"', "with a group")]
+    ("pattern", "problem"),
+    [('"(unclosed"', "regular expression `(unclosed` does not compile"), ('"no group"', "with a group")],
 )
 def test_a_broken_help_pattern_is_a_mistake_of_the_rules(tmp_path: Path, pattern: str, problem: str) -> None:
     rules = tmp_path / "rules"
@@ -199,7 +200,7 @@ def test_a_broken_help_pattern_is_a_mistake_of_the_rules(tmp_path: Path, pattern
     result = run_beeuni(["validate", "project", "--format", "full", "--rules", str(rules)], cwd=CASE)
     line = source[:start].count("\n") + 1
     assert result.code == 2
-    assert result.stderr.startswith(f"{rules}/editors.rules:{line}:1: error[rules] `HELP_PATTERN` "), result.stderr
+    assert result.stderr.startswith(f"{rules}/editors.rules:{line}:1: error[rules] `HELP_PATTERN`"), result.stderr
     assert problem in result.stderr
 
 

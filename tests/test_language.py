@@ -148,7 +148,8 @@ def test_a_failure_inside_a_function_blames_the_functions_expression_and_the_man
 @pytest.mark.parametrize(
     ("when", "message"),
     [
-        ('matches("a", "[" + e.name)', "regular expression `[first` does not compile: unterminated character set"),
+        ('matches("a", "[" + e.name)', "regular expression `[first` does not compile: missing ] at `[first`"),
+        ('matches("a", e.name + "(?=x)")', "regular expression `first(?=x)` uses lookahead `(?=…)`"),
         ('"a" in e.n', "`in` needs a list, map or string on its right, not a number"),
         ("e.name - [1]", "`-` (difference) needs lists, not a string"),
         ("e.n + e.name", "cannot add a number and a string"),
@@ -298,7 +299,7 @@ def test_fields_of_records_built_by_the_rules_are_checked_through_lets_and_built
         ("1 in 2", "`in` needs a list, map or string on its right, not a number"),
         ("[1].name", "`.name` of a list is always null: only maps have fields"),
         ('matches("a", 1)', "the pattern of `matches` must be a string, not a number"),
-        ('matches("a", "[a-")', "regular expression `[a-` does not compile: unterminated character set at position 0"),
+        ('matches("a", "[a-")', "regular expression `[a-` does not compile: missing ] at `[a-`"),
     ],
 )
 def test_an_operation_that_can_never_work_is_an_error_even_where_no_manifest_reaches(
@@ -314,8 +315,40 @@ def test_a_regular_expression_is_traced_through_lets_to_where_it_is_written() ->
         "b.rules": 'let PREFIX = "^"\nrule x/y {\n severity error\n doc "d"\n when ok\n at 1\n message "m"\n}\n',
     }
     assert problems("", files=files) == [
-        "a.rules:3:15: error regular expression `^[a-` does not compile: unterminated character set at position 1"
+        "a.rules:3:15: error regular expression `^[a-` does not compile: missing ] at `[a-`"
     ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "what"),
+    [
+        (r"(a)\1", r"a backreference `\1`"),
+        ("(?P<x>a)(?P=x)", "a backreference `(?P=name)`"),
+        ("(?=a)", "lookahead `(?=…)`"),
+        ("(?!a)", "negative lookahead `(?!…)`"),
+        ("(?<=a)b", "lookbehind `(?<=…)`"),
+        ("(?<!a)b", "negative lookbehind `(?<!…)`"),
+        (r"a\Z", r"`\Z` (write `\z` for the end of the text)"),
+        ("a{1001}", "a repetition count above 1000"),
+    ],
+)
+def test_a_pattern_that_could_not_run_in_linear_time_is_reported_at_its_literal_saying_why(
+    pattern: str, what: str
+) -> None:
+    """A pattern is written in the rules as it reads: a backslash other than an escape stays."""
+    found = problems(f'let result = matches("a", "{pattern}")\nfn pick(name, harness) = name\n')
+    assert found == [
+        f"1:27: error regular expression `{pattern}` uses {what}, which RE2 does not have "
+        "(the rules' regular expressions are RE2's, matched in time linear in the text: "
+        "no backreferences, no lookaround, repetition counts up to 1000)"
+    ]
+
+
+def test_a_pattern_that_backtracks_exponentially_in_python_matches_in_linear_time() -> None:
+    """``(a+)+$`` against a's and a b: Python's `re` would take about 2^40 steps; RE2 one pass."""
+    source = rule_over_entries('matches(e.name, "(a+)+$")')
+    run = evaluate(source, [{"name": "a" * 40 + "b"}, {"name": "a" * 40}])
+    assert [d.message for d in run.diagnostics()] == ["m"]
 
 
 def test_cycles_are_reported_once_each() -> None:

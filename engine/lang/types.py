@@ -10,8 +10,8 @@ never reported. Found, before any manifest runs:
   name of ``index_by``/``group_by``;
 - an operator that can never work on its operands' types (``f"…" + 1``, ``"a" | ["b"]``,
   ``x in 3``), wherever it stands;
-- a regular expression given to ``matches`` that does not compile (a literal, or a constant
-  ``let`` traced to its literal).
+- a regular expression given to ``matches`` that does not compile or that RE2 does not take
+  (``patterns.py``): a literal, or a constant ``let`` traced to its literal.
 
 A type is a tuple: ``("any",)``, ``("bottom",)`` (nothing known yet), ``("null",)``,
 ``("bool",)``, ``("number",)``, ``("string",)``, ``("list", item)``, ``("map", value)``,
@@ -20,8 +20,9 @@ A type is a tuple: ``("any",)``, ``("bottom",)`` (nothing known yet), ``("null",
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
+
+from . import patterns
 
 if TYPE_CHECKING:
     from .checker import Findings
@@ -437,12 +438,11 @@ class _TypeChecker:
         if constant is None:
             return
         pattern, literal, file = constant
-        try:
-            re.compile(pattern)
-        except re.error as err:
+        problem = patterns.problem(pattern)
+        if problem is not None:
             saved = self.file
             self.file = file
-            self.report(literal, f"regular expression `{pattern}` does not compile: {err}")
+            self.report(literal, problem)
             self.file = saved
 
     def constant(self, node: Node, scope: dict[str, Type], file: str) -> tuple[str, Node, str] | None:

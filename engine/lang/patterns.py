@@ -1,0 +1,153 @@
+"""The rules' regular expressions: RE2 syntax, matched in time linear in the text.
+
+Python's ``re`` backtracks, so ``matches(x, "(a+)+$")`` on a long manifest value would run for
+ages. RE2 (the ``google-re2`` package) never backtracks: every match takes time linear in the
+text, and every compiled pattern at most ``_MEMORY`` bytes. What that costs is backreferences
+and lookaround, which RE2 does not have; a pattern that uses them is refused with a message
+saying so (``problem``), by ``rules check`` at the pattern's literal, and at run time at the
+expression that built the pattern.
+
+RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
+per process (the last ``_KEPT`` of them are kept).
+
+``test`` serves ``matches``, the hot path: it calls RE2's own ``Match`` on UTF-8 bytes, without
+capture groups, which is five times faster than the ``re``-like wrapper the package also has.
+``regex`` gives that wrapper (match objects with groups and positions), for the engine's other
+patterns from the rules.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from typing import Any, Protocol
+
+    class Regex(Protocol):
+        """What the engine uses of RE2's ``re``-like pattern object (its match objects are
+        ``re``'s, except that ``start``/``end``/``span`` take a group's number, not its name)."""
+
+        @property
+        def groups(self) -> int: ...
+
+        @property
+        def groupindex(self) -> Mapping[str, int]: ...
+
+        def search(self, text: str) -> Any: ...
+
+        def match(self, text: str) -> Any: ...
+
+        def finditer(self, text: str) -> Iterator[Any]: ...
+
+#: the memory one compiled pattern may take (RE2's ``max_mem``: its program and its DFA cache)
+_MEMORY = 1 << 21
+#: how many compiled patterns a process keeps
+_KEPT = 128
+#: what the rules' regular expressions are, for a message about one RE2 refuses
+SYNTAX = (
+    "the rules' regular expressions are RE2's, matched in time linear in the text: "
+    "no backreferences, no lookaround, repetition counts up to 1000"
+)
+#: RE2's complaint (its start) → what the pattern used that RE2 does not have
+_UNSUPPORTED = (
+    ("invalid perl operator: (?=", "lookahead `(?=…)`"),
+    ("invalid perl operator: (?!", "negative lookahead `(?!…)`"),
+    ("invalid perl operator: (?<=", "lookbehind `(?<=…)`"),
+    ("invalid perl operator: (?<!", "negative lookbehind `(?<!…)`"),
+    ("invalid perl operator: (?#", "a comment `(?#…)`"),
+    ("invalid perl operator: (?x", "the verbose flag `(?x)`"),
+    ("invalid escape sequence: \\Z", "`\\Z` (write `\\z` for the end of the text)"),
+    ("invalid repetition size", "a repetition count above 1000"),
+)
+
+
+class PatternError(Exception):
+    """A pattern RE2 does not take; the message says why, in the rules' words."""
+
+
+def problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a regular expression of the rules; None when it is one."""
+    try:
+        test(pattern)
+    except PatternError as err:
+        return str(err)
+    return None
+
+
+def test(pattern: str) -> Callable[[Any], bool]:
+    """Whether ``pattern`` matches somewhere in a value: a function of the value, false for
+    anything but a string."""
+    found = TESTS.get(pattern)
+    if found is None:
+        if len(TESTS) >= _KEPT:
+            TESTS.clear()
+        found = TESTS[pattern] = _compile_test(pattern)
+    return found
+
+
+#: the compiled ``test`` of each pattern
+TESTS: dict[str, Callable[[Any], bool]] = {}
+
+
+def _compile_test(pattern: str) -> Callable[[Any], bool]:
+    re2 = _re2()
+    options = _options(re2)
+    options.never_capture = True  # a yes or no needs no groups: RE2 can use its DFA alone
+    compiled = re2._re2.RE2(_utf8(pattern), options)
+    if not compiled.ok():
+        raise PatternError(_explain(pattern, compiled.error()))
+    match, anywhere, nothing = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED, (-1, -1)
+
+    def matches(value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        data = value.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
+        return bool(match(anywhere, data, 0, len(data))[0] != nothing)
+
+    return matches
+
+
+@lru_cache(maxsize=_KEPT)
+def regex(pattern: str) -> Regex:
+    """``pattern`` as RE2's ``re``-like pattern object (``search``, ``finditer``, ``groups``)."""
+    re2 = _re2()
+    try:
+        compiled: Regex = re2.compile(pattern, _options(re2))
+    except re2.error as err:
+        raise PatternError(_explain(pattern, err.args[0] if err.args else "")) from None
+    return compiled
+
+
+def _re2() -> Any:
+    import re2  # type: ignore[import-untyped]
+
+    return re2
+
+
+def _options(re2: Any) -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every refused pattern on the standard error
+    options.max_mem = _MEMORY
+    return options
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate: it must not stop a match
+
+
+def _explain(pattern: str, complaint: bytes | str) -> str:
+    reason = complaint.decode("utf-8", "replace") if isinstance(complaint, bytes) else complaint
+    what = next((what for start, what in _UNSUPPORTED if reason.startswith(start)), None)
+    if reason.startswith("invalid escape sequence: \\") and reason[-1:].isdigit():
+        what = f"a backreference `{reason.rsplit(' ', 1)[-1]}`"
+    elif reason.startswith("invalid perl operator: (?P") and "(?P=" in pattern:
+        what = "a backreference `(?P=name)`"
+    if what is not None:
+        return f"regular expression `{pattern}` uses {what}, which RE2 does not have ({SYNTAX})"
+    if reason.startswith("pattern too large"):
+        return f"regular expression `{pattern}` is too large (its program takes more than {_MEMORY >> 20} MB)"
+    what, _, fragment = reason.partition(": ")  # RE2 says `missing ]: [a-z`
+    return f"regular expression `{pattern}` does not compile: {what}" + (f" at `{fragment}`" if fragment else "")
