@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
         def finditer(self, text: str) -> Iterator[Any]: ...
 
-#: the memory one compiled pattern may take (RE2's ``max_mem``: its program and its DFA cache)
+#: the bytes one compiled pattern may take (RE2's ``max_mem``: its program and its DFA cache)
 _MEMORY = 1 << 21
 #: how many compiled patterns a process keeps
 _KEPT = 128
