@@ -21,7 +21,6 @@ comment at the end of the line, else a new comment line above it.
 
 from __future__ import annotations
 
-
 from .lang import patterns
 from .lang.errors import RulesError
 from .located import LocatedStr

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
         def finditer(self, text: str) -> Iterator[Any]: ...
 
+
 #: the bytes one compiled pattern may take (RE2's ``max_mem``: its program and its DFA cache)
 _MEMORY = 1 << 21
 #: how many compiled patterns a process keeps
