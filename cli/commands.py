@@ -397,7 +397,9 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
         from ..engine.spans import Sources
         from . import formats
 
-        found = [Diagnostic("rules", p.severity, p.message, p.file, p.line, p.column) for p in problems]
+        found = [
+            Diagnostic("rules", p.severity, visible(p.message), visible(p.file), p.line, p.column) for p in problems
+        ]
         formats.write(output_format, formats.Findings(found, [], Sources(lambda _: None)), sys.stdout)
     errors = sum(1 for problem in problems if problem.severity == "error")
     warnings = len(problems) - errors

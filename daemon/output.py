@@ -7,6 +7,8 @@ import tempfile
 from collections import defaultdict
 from typing import Any
 
+from ..engine.visible import visible
+
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
 
@@ -25,5 +27,5 @@ def limit_output(output: str, tool: str, note: str) -> dict[str, Any]:
         out.write(data)
     head = "\n".join(output.split("\n", MAX_LINES)[:MAX_LINES])
     head = head.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
-    text = head + "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=path))
+    text = head + "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=visible(path)))
     return {"output": text, "truncated": True, "size": len(data), "lines": lines, "path": path}

@@ -22,6 +22,7 @@ from ..engine.paths import Repository
 from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
+from ..engine.visible import visible
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
@@ -33,8 +34,9 @@ log = logging.getLogger("beeuni.daemon")
 
 def say(messages: dict[str, str], key: str, **fields: str) -> str:
     """One of the daemon's answers (texts from the rules), its named blanks filled in; a blank
-    not given stays empty."""
-    return messages[key].format_map(defaultdict(str, fields))
+    not given stays empty. A value comes from a request or the manifest (a tool or agent name,
+    a path, a reason): shown escaped, it cannot split the answer or forge a log line."""
+    return messages[key].format_map(defaultdict(str, {name: visible(value) for name, value in fields.items()}))
 
 
 class UnknownHarness(Exception):
@@ -135,7 +137,7 @@ class Session:
         report = await host.start()
         if report.failed:
             lines = [resolved.messages["did_not_load"]]
-            lines += [f"  {name}: {reason}" for name, reason in sorted(report.failed.items())]
+            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(report.failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
         return Loaded(resolved, host, watched, harness)
 

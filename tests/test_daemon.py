@@ -158,6 +158,15 @@ def test_not_loaded_is_404_with_the_spec_text(daemon: Daemon) -> None:
         assert answer.json() == {"error": f"no tool named {name} is loaded"}
 
 
+def test_a_name_from_the_request_is_escaped_in_the_answer(daemon: Daemon) -> None:
+    """The daemon's texts come from the rules, their blanks filled with values from the request
+    or the manifest: a tool name holding a line break or a terminal control is shown escaped, so
+    a client printing the answer cannot be made to print a forged line or clear its screen."""
+    answer = daemon.call("x%0Abeeuni.yaml:1:1: error%1B[2J")
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "no tool named x\\nbeeuni.yaml:1:1: error\\x1b[2J is loaded"}
+
+
 def test_a_tool_the_agent_does_not_see_is_403(daemon: Daemon) -> None:
     answer = daemon.call("fail", agent="bob")
     assert answer.status_code == 403

@@ -83,6 +83,24 @@ def test_a_secret_grant_of_the_wrong_shape(tmp_path: Path) -> None:
     assert result.code == 2
 
 
+def test_a_manifest_value_quoted_in_a_rules_error_is_escaped(tmp_path: Path) -> None:
+    """An `error[rules]` line may quote a manifest value (here the agent name in the call that
+    gave the wrong shape): a line break or a terminal control in it is shown escaped, as in every
+    other diagnostic, so it cannot forge a second line or drive the terminal."""
+    rules = edited_rules(
+        tmp_path, "agents.rules", 'return if spec == "all" then "all" else', "return if true then 7 else"
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "beeuni.yaml").write_text('agents:\n  "a\\nrules/x.rules:1:1: error[rules] forged\\e[2J": {}\n')
+    result = run_beeuni(["resolve", str(project), "--rules", str(rules)], cwd=tmp_path)
+    assert 'error[rules] `agent_secrets("a\\nrules/x.rules:1:1: error[rules] forged\\x1b[2J")` must be' in (
+        result.stderr
+    )
+    assert len(result.stderr.splitlines()) == 1 and "\x1b" not in result.stderr
+    assert result.code == 2
+
+
 def test_a_listing_item_of_the_wrong_shape(tmp_path: Path) -> None:
     rules = edited_rules(tmp_path, "agents.rules", "return [record_of(n, h) for n in visible(a, h)]", "return [1]")
     result = run_beeuni(["tools", "ls", str(STARTER), "--agent", "researcher", "--rules", str(rules)], cwd=tmp_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..visible import visible
+
 
 class Problem:
     """One finding about a rules file: ``severity`` is ``error`` or ``warning``; ``file`` is the
@@ -20,8 +22,10 @@ class Problem:
         return (self.file, self.line, self.column, self.severity, self.message)
 
     def text(self) -> str:
-        """The report line: ``file:line:col: error[rules] message``."""
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}[rules] {self.message}"
+        """The report line: ``file:line:col: error[rules] message``. The message may quote a
+        value of the rules or of a manifest, and the file is named as the user gave it: both
+        are shown escaped, so neither can split the line or forge another."""
+        return f"{visible(self.file)}:{self.line}:{self.column}: {self.severity}[rules] {visible(self.message)}"
 
     def as_tuple(self) -> tuple[str, int, int, str, str]:
         """For the rule cache (``marshal`` takes tuples, not objects)."""
