@@ -30,7 +30,7 @@ class LocatedStr(str):
     loc: Loc
 
     def __new__(cls, value: str, loc: Loc) -> LocatedStr:
-        obj = super().__new__(cls, value)
+        obj = str.__new__(cls, value)
         obj.loc = loc
         return obj
 
@@ -39,7 +39,7 @@ class LocatedInt(int):
     loc: Loc
 
     def __new__(cls, value: int, loc: Loc) -> LocatedInt:
-        obj = super().__new__(cls, value)
+        obj = int.__new__(cls, value)
         obj.loc = loc
         return obj
 
@@ -48,7 +48,7 @@ class LocatedFloat(float):
     loc: Loc
 
     def __new__(cls, value: float, loc: Loc) -> LocatedFloat:
-        obj = super().__new__(cls, value)
+        obj = float.__new__(cls, value)
         obj.loc = loc
         return obj
 

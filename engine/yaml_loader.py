@@ -41,7 +41,7 @@ from .located import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
     from .located import Loc
@@ -100,10 +100,11 @@ class _Abort(Exception):
 class _Frame:
     """An open mapping or sequence."""
 
-    __slots__ = ("anchor", "key", "seen_keys", "size", "skip", "value")
+    __slots__ = ("anchor", "is_map", "key", "seen_keys", "size", "skip", "value")
 
     def __init__(self, value: LocatedMap | LocatedList, anchor: str | None) -> None:
         self.value = value
+        self.is_map = value.__class__ is LocatedMap
         self.anchor = anchor
         self.key: LocatedStr | None = None  # a mapping's pending key, waiting for its value
         self.skip = False  # the pending key's entry is left out (a merge key)
@@ -137,6 +138,11 @@ def load_yaml(data: bytes, path: str) -> tuple[Any, list[LoadProblem]]:
     return root, problems
 
 
+_ScalarEvent, _AliasEvent, _DocumentStartEvent = yaml.ScalarEvent, yaml.AliasEvent, yaml.DocumentStartEvent
+_MappingStartEvent, _MappingEndEvent = yaml.MappingStartEvent, yaml.MappingEndEvent
+_SequenceStartEvent, _SequenceEndEvent = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+
+
 class _Builder:
     def __init__(self, data: bytes, path: str, problems: list[LoadProblem]) -> None:
         self.data = data
@@ -145,54 +151,63 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, expanded size)
         self.open_anchors: set[str] = set()
         self.nodes = 0
+        #: the tag of each plain scalar's text seen so far: a manifest repeats its names many times
+        self.plain_tags: dict[str, str] = {}
 
     def loc(self, mark: Any) -> Loc:
         return (self.path, mark.line + 1, mark.column + 1)
 
     def build(self) -> Any:
+        """The document's value, from libyaml's events (read one by one: the loop below is the
+        hot path of reading a large manifest)."""
         stack: list[_Frame] = []
         root: Any = None
         documents = 0
-        events: Iterator[Any] = yaml.parse(self.data, Loader=yaml.CSafeLoader)
-        for event in events:
-            kind = type(event)
-            if kind is yaml.ScalarEvent:
-                value, size = self.scalar(event), 1
-                if stack and stack[-1].key is None and isinstance(stack[-1].value, LocatedMap):
-                    stack[-1].key = LocatedStr(event.value, self.loc(event.start_mark))
-                    if event.tag is None and event.implicit[0] and _is_merge_key(event.value):
-                        self.problems.append(LoadProblem("merge-key", stack[-1].key.loc))
-                        stack[-1].skip = True
-                    continue
+        path = self.path
+        next_event: Callable[[], Any] = yaml.CSafeLoader(self.data).get_event
+        while (event := next_event()) is not None:
+            kind = event.__class__
+            if kind is _ScalarEvent:
+                mark = event.start_mark
+                loc = (path, mark.line + 1, mark.column + 1)
+                value, size = self.scalar(event, loc), 1
+                if stack:
+                    top = stack[-1]
+                    if top.is_map and top.key is None:
+                        top.key = LocatedStr(event.value, loc)
+                        if event.tag is None and event.implicit[0] and self.plain_tag(event.value) == _MERGE_TAG:
+                            self.problems.append(LoadProblem("merge-key", loc))
+                            top.skip = True
+                        continue
                 if event.anchor:
                     self.anchors[event.anchor] = (value, 1)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
                 loc = self.loc(event.start_mark)
-                if stack and stack[-1].key is None and isinstance(stack[-1].value, LocatedMap):
+                if stack and stack[-1].is_map and stack[-1].key is None:
                     raise _Abort(LoadProblem("complex-key", loc))
                 if len(stack) >= MAX_DEPTH:
                     raise _Abort(LoadProblem("too-deep", loc, limit=MAX_DEPTH))
-                container = LocatedMap({}, loc) if kind is yaml.MappingStartEvent else LocatedList([], loc)
+                container = LocatedMap({}, loc) if kind is _MappingStartEvent else LocatedList([], loc)
                 if event.anchor:
                     self.open_anchors.add(event.anchor)
                 stack.append(_Frame(container, event.anchor))
                 self.count(1, event)
                 continue
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
                 frame = stack.pop()
                 value, size = frame.value, frame.size
                 if frame.anchor:
                     self.open_anchors.discard(frame.anchor)
                     self.anchors[frame.anchor] = (value, size)
-            elif kind is yaml.AliasEvent:
+            elif kind is _AliasEvent:
                 value, size = self.alias(event)
-                if stack and stack[-1].key is None and isinstance(stack[-1].value, LocatedMap):
+                if stack and stack[-1].is_map and stack[-1].key is None:
                     if not isinstance(value, str):
                         raise _Abort(LoadProblem("complex-key", self.loc(event.start_mark)))
                     stack[-1].key = LocatedStr(value, self.loc(event.start_mark))
                     continue
                 self.count(size, event)
-            elif kind is yaml.DocumentStartEvent:
+            elif kind is _DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     raise _Abort(LoadProblem("multiple-documents", self.loc(event.start_mark)))
@@ -239,21 +254,32 @@ class _Builder:
             raise _Abort(LoadProblem("undefined-alias", loc, anchor=event.anchor))
         return found
 
-    def scalar(self, event: Any) -> Any:
-        loc = self.loc(event.start_mark)
-        self.count(1, event)
+    def plain_tag(self, text: str) -> str:
+        """The tag YAML gives a plain (unquoted, untagged) scalar of this text."""
+        tag = self.plain_tags.get(text)
+        if tag is None:
+            tag = self.plain_tags[text] = _resolve_tag(yaml.ScalarNode, text, (True, False))
+        return tag
+
+    def scalar(self, event: Any, loc: Loc) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
         text = event.value
-        plain, _ = event.implicit
-        explicit = event.tag not in (None, "!")
-        tag = event.tag if explicit else _resolve_tag(yaml.ScalarNode, text, event.implicit)
-        if tag == _STR_TAG or (not plain and not explicit):
+        tag = event.tag
+        explicit = tag is not None and tag != "!"
+        if not explicit:
+            if not event.implicit[0]:  # quoted, or a block scalar: text
+                return LocatedStr(text, loc)
+            tag = self.plain_tag(text)
+        if tag == _STR_TAG:
             return LocatedStr(text, loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
         if tag not in SafeConstructor.yaml_constructors:  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
-            if explicit and tag in _WHOLE_WORD_TAGS and _resolve_tag(yaml.ScalarNode, text, (True, False)) != tag:
+            if explicit and tag in _WHOLE_WORD_TAGS and self.plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
             value = _constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
@@ -267,10 +293,6 @@ class _Builder:
         if isinstance(value, float):
             return LocatedFloat(value, loc)
         return LocatedStr(text, loc)
-
-
-def _is_merge_key(text: str) -> bool:
-    return _resolve_tag(yaml.ScalarNode, text, (True, False)) == _MERGE_TAG
 
 
 def _syntax_problem(err: yaml.MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
