@@ -8,7 +8,8 @@ Every definition becomes a Python function inside one factory, ``make(rt)``, tha
     rule id { ... }      →  def r_3(): for ...: if ...: yield (at, message)
     doc f"..."           →  def d_3(): return <template>            (rendered when compiled)
 
-Rule variables are Python locals (``v_x``), top-level names are read through ``G("x")``, and the
+Rule variables are Python locals (``v_x``), top-level names are read from the table of values
+computed so far (``V``), else through ``G("x")``, which computes them; and the
 operations every expression shares are the helpers of ``values.py`` and ``builtins.py``. The code
 object is cached with the program (``cache.py``), so a warm run neither parses nor compiles.
 
@@ -32,7 +33,7 @@ from .builtins import BUILTINS
 Node = dict[str, Any]
 
 #: The names the generated code finds in its globals (see ``evaluator.runtime_namespace``).
-HELPERS = ("G", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "FIX", "MEMO", "OBS", "B")
+HELPERS = ("G", "V", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "FIX", "MEMO", "OBS", "B")
 
 #: around the text of an expression while the source is written: ``\x01<n>\x02 text \x03``
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -243,7 +244,8 @@ class _Generator:
             return repr(node["value"])
         if kind == "name":
             name = node["name"]
-            return f"v_{name}" if name in scope else f"G({name!r})"
+            # a value already computed is read from the table itself, without a call
+            return f"v_{name}" if name in scope else f"(V[{name!r}] if {name!r} in V else G({name!r}))"
         if kind == "list":
             return "[" + "".join(expr(item, scope) + ", " for item in node["items"]) + "]"
         if kind == "map":

@@ -18,7 +18,7 @@ diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 
 from __future__ import annotations
 
-from ..located import LocatedConst, LocatedStr
+from ..located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 from ..visible import visible
 from . import values
 from .builtins import BUILTINS, Observer
@@ -111,8 +111,7 @@ class Evaluation:
         self._settled: list[Diagnostic] | None = None
         self._pending: set[str] = set()  # lazy facts being computed
         self._first_pass = False  # running the rules that read no late fact
-        self.values: dict[str, Any] = {}
-        self.memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        self.values: dict[str, Any] = {}  # never rebound: the generated code reads it as `V`
         self._spans: dict[int, list[list[Any]]] | None = None
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
@@ -191,28 +190,37 @@ class Evaluation:
     def memoize(self, name: str, function: Callable[..., Any], costly: frozenset[str]) -> Callable[..., Any]:
         if name not in costly:
             return function
-        memo = self.memo
-        plain = _PLAIN_KEYS
+        # Each function has stores of its own: key → (arguments, result), the arguments kept
+        # alive so that an id used in a key stays theirs.
+        memo: dict[Any, tuple[Any, Any]] = {}
+        by_id: dict[int, tuple[Any, Any]] = {}  # one-parameter calls on a record or list
+        plain, containers = _PLAIN_KEYS, _CONTAINERS
         arity = function.__code__.co_argcount
 
         # One- and two-parameter functions (most of them) get a key without building an
-        # argument list; a plain string or number is its own key.
+        # argument list; a plain string or number is its own key, a record or list its id.
         def remembered1(a: Any) -> Any:
-            key = (name, a if a.__class__ in plain else _identity(a))
+            cls = a.__class__
+            if cls in containers:
+                found = by_id.get(id(a))
+                if found is None:
+                    found = by_id[id(a)] = (a, function(a))
+                return found[1]
+            key = a if cls in plain else _identity(a)
             found = memo.get(key)
             if found is None:
-                found = memo[key] = ((a,), function(a))  # args kept alive: ids stay theirs
+                found = memo[key] = (a, function(a))
             return found[1]
 
         def remembered2(a: Any, b: Any) -> Any:
-            key = (name, a if a.__class__ in plain else _identity(a), b if b.__class__ in plain else _identity(b))
+            key = (a if a.__class__ in plain else _identity(a), b if b.__class__ in plain else _identity(b))
             found = memo.get(key)
             if found is None:
                 found = memo[key] = ((a, b), function(a, b))
             return found[1]
 
         def remembered(*args: Any) -> Any:
-            key = (name, *map(_identity, args))
+            key = tuple(map(_identity, args))
             found = memo.get(key)
             if found is None:
                 found = memo[key] = (args, function(*args))
@@ -338,6 +346,7 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
     """What generated code reads: the helpers named in ``codegen.HELPERS``."""
     return {
         "G": evaluation.value,
+        "V": evaluation.values,
         "A": values.get_attr,
         "I": values.get_index,
         "IN": observer.sets.contains,
@@ -364,11 +373,13 @@ def _fix_text(value: Any) -> str | None:
 #: argument types that are their own memo key (hashable by value, no position that could end up
 #: in the result)
 _PLAIN_KEYS = frozenset({str, int, float, bool, type(None)})
+#: the containers manifest data and rule values are made of: remembered by identity (never changed)
+_CONTAINERS = frozenset({dict, list, LocatedMap, LocatedList})
 
 
 def _identity(value: Any) -> Any:
     """A memo key for an argument: itself when hashable by value, else its identity."""
-    if isinstance(value, dict | list):
+    if value.__class__ in _CONTAINERS or isinstance(value, dict | list):
         return ("id", id(value))
     if isinstance(value, LocatedConst):
         return ("const", value.value)

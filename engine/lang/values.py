@@ -247,10 +247,24 @@ class SetCache:
         """``|`` union, ``&`` intersection, ``-`` difference (lists as sets, the left one's
         order kept), ``+`` concatenation of lists or strings, or a sum of numbers. What it
         builds is charged to the budget."""
-        result = self._binop(op, unwrap(left), unwrap(right))
+        result: Any
+        if left.__class__ is list and right.__class__ is list and (op == "&" or op == "-"):
+            result = self._filtered(op == "&", left, right)
+        else:
+            result = self._binop(op, unwrap(left), unwrap(right))
         if result.__class__ is list or result.__class__ is str:
             self.budget.spend(len(result))
         return result
+
+    def _filtered(self, keep: bool, left: list[Any], right: list[Any]) -> list[Any]:
+        """``left & right`` (``keep``) or ``left - right``: the common case of resolving views.
+        A left list without repeats (its set as long as itself) needs no ``unique`` after."""
+        other = self.set_of(right)
+        try:
+            kept = [item for item in left if item in other] if keep else [item for item in left if item not in other]
+        except TypeError:  # maps or lists among the items: compared by identity
+            return unique([item for item in left if (_hashable(item) in other) is keep])
+        return kept if len(self.set_of(left)) == len(left) else unique(kept)
 
     def _binop(self, op: str, left: Any, right: Any) -> Any:
         if op == "+":
