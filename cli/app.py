@@ -163,6 +163,22 @@ def tools_new(
     _exit(commands.guarded(lambda: new_tool(name, path, rules, module)))
 
 
+@tools_app.command("migrate")
+def tools_migrate(
+    path: PathArgument = ".",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and change nothing.")] = False,
+    module_timeout: Annotated[
+        float, typer.Option("--module-timeout", metavar="S", help="Seconds each tool file may take to load.")
+    ] = DEFAULT_MODULE_LIMIT,
+    rules: RulesOption = None,
+) -> None:
+    """Move the opencode custom tools of a project to the daemon: delete copies of Beeuni tools,
+    convert the others into served modules under tools/."""
+    from .migrate import migrate
+
+    _exit(commands.guarded(lambda: migrate(path, rules, dry_run, module_timeout)))
+
+
 @tools_app.command("call")
 def tools_call(
     name: Annotated[str, typer.Argument(help="The tool to call.")],

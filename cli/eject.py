@@ -12,23 +12,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
 from ..engine.lang.values import text
 from ..engine.project import open_project, rules_folder
 from ..engine.shipped import shipped_module_file
 from ..engine.visible import visible
 from .commands import EXIT_FAILURE, EXIT_OK
+from .tool_files import Refusal, edited_manifest, writable, write_module_and_manifest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
-    from ..engine.paths import Repository
     from ..engine.project import ProjectRun
-
-
-class Refusal(Exception):
-    pass
 
 
 def eject(name: str, path: str, rules: str | None, force: bool) -> int:
@@ -54,7 +48,7 @@ def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[
     plan: dict[str, Any] = run.call("eject_plan", name)
     module_path = str(plan["path"])
     repo = run.repo
-    module_target = _writable(repo, module_path, refuse)
+    module_target = writable(repo, module_path, refuse)
     if os.path.lexists(module_target) and not force:
         raise refuse("exists", module_path)
     if os.path.isdir(module_target):
@@ -67,72 +61,7 @@ def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[
     # the module ships in the rules folder, where `shipped_module(name)` of the rules places it
     with open(shipped_module_file(*rules_folder(rules), run.program, plan["shipped"]), "rb") as handle:
         source = handle.read()
-    manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path, refuse)
+    manifest_file, new_manifest = edited_manifest(run, plan, [(name, module_path, str(plan["comment"]))], refuse)
 
     write_module_and_manifest(repo, module_path, module_target, source, manifest_file, new_manifest)
     return module_path, manifest_file
-
-
-def write_module_and_manifest(
-    repo: Repository, module_path: str, module_target: str, source: bytes, manifest_file: str, manifest: bytes
-) -> None:
-    """Write the module, then the manifest, each atomically; the module is taken back (removed,
-    or its old bytes restored) when the manifest cannot be written."""
-    previous = _read(module_target)
-    repo.write_atomically(module_path, source)
-    try:
-        repo.write_atomically(manifest_file, manifest)
-    except BaseException:
-        if previous is None:
-            os.unlink(module_target)
-        else:
-            repo.write_atomically(module_path, previous)
-        raise
-
-
-def _writable(repo: Repository, relative: str, refuse: Callable[[str, str], Refusal]) -> str:
-    """Where writing ``relative`` lands — a symbolic link inside the repository is followed —
-    or a refusal: the path leads out of the repository, or a file stands where a folder must."""
-    target = repo.real_target(relative)
-    if target is None:
-        raise refuse("outside", relative)
-    if os.path.islink(target):  # a link that resolves to itself: a loop
-        raise refuse("link-loop", relative)
-    folder = os.path.dirname(target)
-    while not os.path.lexists(folder):
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        raise refuse("not-folder", os.path.relpath(folder, repo.root))
-    return target
-
-
-def _edited_manifest(
-    run: ProjectRun, plan: dict[str, Any], name: str, module_path: str, refuse: Callable[[str, str], Refusal]
-) -> tuple[str, bytes]:
-    section, comment = str(plan["section"]), str(plan["comment"])
-    declaration = plan["declaration"]
-    if declaration is not None:
-        manifest_file = str(declaration["file"])
-    elif plan["tools_file"] is not None:
-        manifest_file = str(plan["tools_file"])
-    else:
-        manifest_file = run.manifest
-    with open(_writable(run.repo, manifest_file, refuse), "rb") as handle:
-        original = handle.read()
-    try:
-        manifest = ManifestText.decode(original)
-        if declaration is None and plan["tools_file"] is None:
-            entries = [(str(entry["name"]), str(entry["value"])) for entry in plan["new_section"]]
-            return manifest_file, manifest.encode(add_section(manifest.text, section, entries, {name: comment}))
-        return manifest_file, manifest.encode(set_entry(manifest.text, section, name, module_path, comment))
-    except EditRefused as err:
-        detail = text(run.call("eject_refusal", "edit", name, manifest_file))
-        raise Refusal(f"{detail} ({err})") from None
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..engine.lang.values import text
 from ..engine.project import open_project
 from .commands import EXIT_FAILURE, EXIT_OK
-from .eject import Refusal, _edited_manifest, _writable, write_module_and_manifest
+from .tool_files import Refusal, edited_manifest, writable, write_module_and_manifest
 
 if TYPE_CHECKING:
     from typing import Any
@@ -46,10 +46,10 @@ def _new_tool(run: ProjectRun, name: str, module: str | None) -> tuple[str, str]
     if run.merged.problems:
         raise refuse("broken", run.manifest)
     repo = run.repo
-    module_target = _writable(repo, module_path, refuse)
+    module_target = writable(repo, module_path, refuse)
     if os.path.lexists(module_target):
         raise refuse("exists", module_path)
-    manifest_file, new_manifest = _edited_manifest(run, plan, name, module_path, refuse)
+    manifest_file, new_manifest = edited_manifest(run, plan, [(name, module_path, str(plan["comment"]))], refuse)
     source = text(plan["source"]).encode("utf-8")
     write_module_and_manifest(repo, module_path, module_target, source, manifest_file, new_manifest)
     return module_path, manifest_file

@@ -7,10 +7,14 @@
 //   {"op": "cancel", "id"}                                abort a running call
 //   {"op": "probe", "tools": [{"name", "module"}]}       load-only (`beeuni validate --modules`): load
 //                                                         each module, call nothing, then exit
+//   {"op": "probe", "tools": [...], "opencode": {"zod": [{"package", "member"}]}}
+//                                                         the same for opencode custom tool files
+//                                                         (`beeuni tools migrate`): describe every export
 // and reads from stdout:
 //   {"op": "loaded", "tools": {name: {description, parameters}}, "failed": {name: reason}}
 //   {"op": "probing", "name"} before each module of a probe, then
 //   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
+//     (for opencode files: "exports": [{"export", "tool", "description", "parameters", "problem", "error"}])
 //   {"op": "result", "id", "ok": true, "output": "..."}  or  {"op": "result", "id", "ok": false, "error": "...", "reason": "..."}
 // Modules may print: console output and process.stdout go to stderr, so stdout stays protocol.
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
@@ -62,12 +66,17 @@ async function load(entries: { name: string; module: string }[]) {
 
 // One module at a time, each announced first: the caller's watchdog knows which module an import
 // that never ends belongs to (a loop at import blocks this process; only a kill stops it).
-async function probe(entries: { name: string; module: string }[]) {
+async function probe(entries: { name: string; module: string }[], opencode?: { zod: ZodSource[] }) {
   for (const { name, module } of entries) {
     send({ op: 'probing', name })
     try {
       if (!(await Bun.file(module).exists())) throw new Error(`${module} does not exist`)
-      const tool = (await import(module)).default
+      const loaded = await import(module)
+      if (opencode) {
+        send({ op: 'probed', name, ok: true, exports: await describeExports(loaded, module, opencode.zod) })
+        continue
+      }
+      const tool = loaded.default
       const problem = problemOf(tool)
       if (problem) throw new Error(problem)
       const parameters = JSON.parse(JSON.stringify(tool.parameters))
@@ -78,6 +87,51 @@ async function probe(entries: { name: string; module: string }[]) {
   }
   send({ op: 'probe_done' })
   process.exit(0)
+}
+
+// Where the zod of an opencode tool file is found: a package resolved from the file's folder and
+// the member that is zod (the rules name them).
+type ZodSource = { package: string; member: string }
+
+async function zodOf(module: string, sources: ZodSource[]): Promise<any> {
+  const folder = module.slice(0, module.lastIndexOf('/'))
+  for (const source of sources) {
+    try {
+      let found: any = await import(Bun.resolveSync(source.package, folder))
+      for (const part of source.member.split('.')) found = found?.[part]
+      if (typeof found?.toJSONSchema === 'function' && typeof found?.object === 'function') return found
+    } catch {
+      // not installed there: try the next source
+    }
+  }
+  return null
+}
+
+// Every export of an opencode custom tool file: is it a tool definition { description, args (a zod
+// shape), execute }, and its args as JSON Schema — evaluated with the zod the file itself used.
+async function describeExports(loaded: Record<string, any>, module: string, sources: ZodSource[]) {
+  const described = []
+  let z: any
+  for (const [name, definition] of Object.entries(loaded)) {
+    const tool = definition !== null && typeof definition === 'object' && typeof definition.execute === 'function'
+      && definition.args !== null && typeof definition.args === 'object'
+    if (!tool) {
+      described.push({ export: name, tool: false })
+      continue
+    }
+    z ??= await zodOf(module, sources)
+    if (!z) {
+      described.push({ export: name, tool: true, problem: 'no-zod' })
+      continue
+    }
+    try {
+      const parameters = z.toJSONSchema(z.object(definition.args), { io: 'input' })
+      described.push({ export: name, tool: true, description: String(definition.description ?? ''), parameters })
+    } catch (error) {
+      described.push({ export: name, tool: true, problem: 'args', error: error instanceof Error ? error.message : String(error) })
+    }
+  }
+  return described
 }
 
 async function call(message: any) {
@@ -120,7 +174,7 @@ for await (const chunk of Bun.stdin.stream()) {
     if (!line.trim()) continue
     const message = JSON.parse(line)
     if (message.op === 'load') await load(message.tools)
-    else if (message.op === 'probe') await probe(message.tools)
+    else if (message.op === 'probe') await probe(message.tools, message.opencode)
     else if (message.op === 'call') void call(message)
     else if (message.op === 'cancel') running.get(message.id)?.abort('cancelled')
   }

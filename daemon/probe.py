@@ -25,32 +25,44 @@ HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts"
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
 
 
-def probe_modules(bun: str, modules: list[tuple[str, str]], root: str, limit: float) -> list[dict[str, Any]]:
+def probe_modules(
+    bun: str, modules: list[tuple[str, str]], root: str, limit: float, opencode: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Probe ``modules`` (tool name, absolute path) with Bun started in ``root``; paths under
-    ``root`` in error messages are shown repo-relative. One fact per module, in the given order."""
+    ``root`` in error messages are shown repo-relative. One fact per module, in the given order.
+
+    ``opencode`` (``{"zod": [{"package", "member"}]}``): the modules are opencode custom tool
+    files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
     found: dict[str, dict[str, Any]] = {}
     pending = list(modules)
     # jsonschema takes long to import: import it while Bun loads the modules
     warming = threading.Thread(target=importlib.import_module, args=("jsonschema.validators",), daemon=True)
-    warming.start()
+    if opencode is None:
+        warming.start()
     while pending:
-        for name, fact in _probe_run(bun, pending, root, limit):
+        for name, fact in _probe_run(bun, pending, root, limit, opencode):
             found[name] = fact
         pending = [(name, path) for name, path in pending if name not in found]
     facts = [found[name] for name, _ in modules]
-    warming.join()
+    if opencode is None:
+        warming.join()
     for fact in facts:
         if fact["error"] is not None:
             fact["error"] = fact["error"].replace(root + "/", "")
-        if fact["loaded"]:
+        if fact["loaded"] and opencode is None:
             fact["schema_problem"] = schema_problem(fact["parameters"])
     return facts
 
 
 def _fact(
-    name: str, problem: str | None, error: str | None = None, description: str = "", parameters: Any = None
+    name: str,
+    problem: str | None,
+    error: str | None = None,
+    description: str = "",
+    parameters: Any = None,
+    exports: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    return {
+    fact = {
         "name": name,
         "loaded": problem is None,
         "problem": problem,
@@ -59,9 +71,14 @@ def _fact(
         "parameters": parameters,
         "schema_problem": None,
     }
+    if exports is not None:
+        fact["exports"] = exports
+    return fact
 
 
-def _probe_run(bun: str, pending: list[tuple[str, str]], root: str, limit: float) -> list[tuple[str, dict[str, Any]]]:
+def _probe_run(
+    bun: str, pending: list[tuple[str, str]], root: str, limit: float, opencode: dict[str, Any] | None
+) -> list[tuple[str, dict[str, Any]]]:
     """One Bun process over ``pending``: what it reported before it finished, stopped or was
     killed — at least one module's fact, so the caller always progresses."""
     process = subprocess.Popen(
@@ -73,7 +90,10 @@ def _probe_run(bun: str, pending: list[tuple[str, str]], root: str, limit: float
     )
     assert process.stdin is not None and process.stdout is not None
     entries = [{"name": name, "module": path} for name, path in pending]
-    process.stdin.write(json.dumps({"op": "probe", "tools": entries}).encode() + b"\n")
+    request: dict[str, Any] = {"op": "probe", "tools": entries}
+    if opencode is not None:
+        request["opencode"] = opencode
+    process.stdin.write(json.dumps(request).encode() + b"\n")
     process.stdin.flush()
     results: list[tuple[str, dict[str, Any]]] = []
     current: str | None = None
@@ -110,7 +130,14 @@ def _probe_run(bun: str, pending: list[tuple[str, str]], root: str, limit: float
                 elif message["op"] == "probed":
                     name = message["name"]
                     if message["ok"]:
-                        fact = _fact(name, None, None, message["description"], message["parameters"])
+                        fact = _fact(
+                            name,
+                            None,
+                            None,
+                            message.get("description", ""),
+                            message.get("parameters"),
+                            message.get("exports"),
+                        )
                     else:
                         fact = _fact(name, "error", message["error"])
                     results.append((name, fact))

@@ -347,6 +347,33 @@ EJECT_PLAN = Record(
         "new_section": ListOf(Record({"name": NAME, "value": Str()})),
     }
 )
+#: `tools migrate`: the files opencode would load as custom tools, and what becomes of each
+MIGRATE_CANDIDATE = Record(
+    {"path": Str("a repo-relative path"), "stem": Str(), "extension": Str(), "copy_of": Nullable(NAME)}
+)
+MIGRATE_PLAN = Record(
+    {
+        "section": Str(),
+        "tools_file": Nullable(Str("a repo-relative path")),
+        "manifest_file": Str("a repo-relative path"),
+        "new_section": ListOf(Record({"name": NAME, "value": Str()})),
+        "delete": ListOf(Record({"path": Str("a repo-relative path"), "tool": NAME})),
+        "convert": ListOf(
+            Record(
+                {
+                    "path": Str("a repo-relative path"),
+                    "export": Str(),
+                    "name": NAME,
+                    "module": Str("a repo-relative path"),
+                    "comment": Str(),
+                    "steps": ListOf(Str(), "lines"),
+                }
+            )
+        ),
+        "keep": ListOf(Record({"path": Str("a repo-relative path"), "reason": Str()})),
+        "zod_packages": ListOf(Str(), "package names"),
+    }
+)
 
 #: the values the engine reads back, and their shapes
 VALUES: dict[str, Shape] = {
@@ -365,6 +392,9 @@ VALUES: dict[str, Shape] = {
         {"pattern": Str("a regular expression with groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
     ),
     "modules_to_load": ListOf(Record({"name": NAME, "module": Str("a repo-relative path")})),
+    "migrate_candidates": ListOf(MIGRATE_CANDIDATE),
+    "OPENCODE_ZOD_SOURCES": ListOf(Record({"package": Str("a package name"), "member": Str("a dotted path")})),
+    "ENV_READERS": ListOf(Str(), "dotted names"),
 }
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
 FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
@@ -383,6 +413,10 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "shipped_module": (("name",), Str("a path in the rules folder")),
     "fix_summary": (("fixes", "files", "written"), Str()),
     "fix_refusal": (("reason", "file"), Str()),
+    "migrate_plan": (("files",), MIGRATE_PLAN),
+    "migrate_report": (("plan", "dry_run"), ListOf(Str(), "lines")),
+    "migrate_nothing": ((), Str()),
+    "migrate_refusal": (("reason", "detail"), Str()),
 }
 
 

@@ -1,4 +1,5 @@
-"""`beeuni tools eject` golden cases (S-C3): before and after trees, byte for byte.
+"""`beeuni tools eject`, `tools new` and `tools migrate` golden cases (S-C3, issue 10): before and
+after trees, byte for byte.
 
     tests/golden/eject-<case>/
         project/     the repository before
@@ -25,8 +26,12 @@ from test_golden import UPDATE, output_name
 
 GOLDEN = ROOT / "tests" / "golden"
 SHIPPED = ROOT / "rules" / "beeuni_tools"
-#: `tools new` changes its project the same way (issue 10, item 3)
-CASES = sorted(path for path in [*GOLDEN.glob("eject-*"), *GOLDEN.glob("tools-new-*")] if (path / "project").is_dir())
+#: `tools new` and `tools migrate` change their project the same way (issue 10, items 3 and 4)
+CASES = sorted(
+    path
+    for path in [*GOLDEN.glob("eject-*"), *GOLDEN.glob("tools-new-*"), *GOLDEN.glob("migrate-*")]
+    if (path / "project").is_dir()
+)
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -61,6 +66,9 @@ def test_eject(case: Path, tmp_path: Path) -> None:
     shutil.copytree(case / "project", work, symlinks=True)
     if (case / "outside").is_dir():
         shutil.copytree(case / "outside", tmp_path / "outside", symlinks=True)
+    # the packages a project's opencode tools import (`@opencode-ai/plugin`, `zod`), installed
+    # beside it as `bun install` would: the pinned ones of package.json
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
     transcripts = []
     for command in (case / "commands").read_text().splitlines():
         result = run_beeuni(command.split(), cwd=tmp_path)

@@ -41,11 +41,11 @@ def case_commands(case: Path) -> list[str]:
     return commands
 
 
-# eject-*, fix-* and tools-new-* cases change their project: test_eject.py and test_fix.py run them on a copy
+# eject-*, fix-*, tools-new-* and migrate-* cases change their project: test_eject.py and test_fix.py run them on a copy
 CASES = sorted(
     path
     for path in GOLDEN.iterdir()
-    if (path / "project").is_dir() and not path.name.startswith(("eject-", "fix-", "tools-new-"))
+    if (path / "project").is_dir() and not path.name.startswith(("eject-", "fix-", "tools-new-", "migrate-"))
 )
 
 

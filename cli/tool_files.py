@@ -1,0 +1,128 @@
+"""Writing tool modules and the manifest entries that declare them — shared by ``tools eject``,
+``tools new`` and ``tools migrate``.
+
+Every write lands inside the repository (a symbolic link is followed only when its target is
+inside), each file is written atomically, and a command's writes go together: when one fails,
+the ones made before it are taken back. The manifest is edited with ``engine/edit.py``, which
+keeps every other byte.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..engine.paths import Repository
+    from ..engine.project import ProjectRun
+
+    #: a command's refusal for a reason and its detail (a path, a value)
+    Refuse = Callable[[str, str], "Refusal"]
+
+
+class Refusal(Exception):
+    """The command refuses; nothing was changed. The message comes from the rules."""
+
+
+def writable(repo: Repository, relative: str, refuse: Refuse) -> str:
+    """Where writing ``relative`` lands — a symbolic link inside the repository is followed —
+    or a refusal: the path leads out of the repository, or a file stands where a folder must."""
+    target = repo.real_target(relative)
+    if target is None:
+        raise refuse("outside", relative)
+    if os.path.islink(target):  # a link that resolves to itself: a loop
+        raise refuse("link-loop", relative)
+    folder = os.path.dirname(target)
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise refuse("not-folder", os.path.relpath(folder, repo.root))
+    return target
+
+
+def edited_manifest(
+    run: ProjectRun, plan: dict[str, Any], entries: list[tuple[str, str, str]], refuse: Refuse
+) -> tuple[str, bytes]:
+    """The manifest file to change and its new bytes: each ``(name, value, comment)`` set under
+    the plan's ``section`` — in the file that declares the name, else in the file whose
+    ``tools:`` key comes first (``tools_file``), else a new section (``new_section``) in the root
+    manifest."""
+    section = str(plan["section"])
+    declaration = plan.get("declaration")
+    if declaration is not None:
+        manifest_file = str(declaration["file"])
+    elif plan["tools_file"] is not None:
+        manifest_file = str(plan["tools_file"])
+    else:
+        manifest_file = run.manifest
+    with open(writable(run.repo, manifest_file, refuse), "rb") as handle:
+        original = handle.read()
+    try:
+        manifest = ManifestText.decode(original)
+        if declaration is None and plan["tools_file"] is None:
+            listed = [(str(entry["name"]), str(entry["value"])) for entry in plan["new_section"]]
+            comments = {name: comment for name, _, comment in entries}
+            return manifest_file, manifest.encode(add_section(manifest.text, section, listed, comments))
+        text = manifest.text
+        for name, value, comment in entries:
+            text = set_entry(text, section, name, value, comment)
+        return manifest_file, manifest.encode(text)
+    except EditRefused as err:
+        raise Refusal(f"{refuse('edit', manifest_file)} ({err})") from None
+
+
+def write_module_and_manifest(
+    repo: Repository, module_path: str, module_target: str, source: bytes, manifest_file: str, manifest: bytes
+) -> None:
+    """Write the module, then the manifest, each atomically; the module is taken back (removed,
+    or its old bytes restored) when the manifest cannot be written."""
+    changes = Changes(repo)
+    changes.write(module_path, module_target, source)
+    changes.write(manifest_file, repo.real_target(manifest_file) or "", manifest)
+    changes.commit()
+
+
+class Changes:
+    """Writes and deletions made together: ``commit`` makes them in order, and takes back the
+    ones made when a later one fails."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self._planned: list[tuple[str, str, bytes | None]] = []  # (relative, target, bytes; None: delete)
+
+    def write(self, relative: str, target: str, data: bytes) -> None:
+        self._planned.append((relative, target, data))
+
+    def delete(self, relative: str, target: str) -> None:
+        self._planned.append((relative, target, None))
+
+    def commit(self) -> None:
+        done: list[tuple[str, str, bytes | None]] = []  # (relative, target, the bytes before)
+        try:
+            for relative, target, data in self._planned:
+                previous = _read(target)
+                if data is None:
+                    os.unlink(target)
+                else:
+                    self.repo.write_atomically(relative, data)
+                done.append((relative, target, previous))
+        except BaseException:
+            for relative, target, previous in reversed(done):
+                if previous is None:
+                    os.unlink(target)
+                else:
+                    self.repo.write_atomically(relative, previous)
+            raise
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None

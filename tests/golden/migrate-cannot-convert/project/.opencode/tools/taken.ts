@@ -1,0 +1,7 @@
+import { tool } from "@opencode-ai/plugin"
+
+export default tool({
+  description: "Declared already",
+  args: {},
+  async execute() { return "" },
+})

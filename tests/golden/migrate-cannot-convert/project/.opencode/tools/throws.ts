@@ -1,0 +1,4 @@
+import { tool } from "@opencode-ai/plugin"
+import { missing } from "./nowhere"
+
+export default tool({ description: "x", args: {}, async execute() { return missing } })

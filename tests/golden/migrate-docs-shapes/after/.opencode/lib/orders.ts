@@ -1,0 +1,3 @@
+export function lookupUrl(order: string): string {
+  return `orders/${order}`
+}
