@@ -102,7 +102,7 @@ def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str,
 
 def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The exports as the rules take them; an export Bun saw as a tool that the text does not
-    show in a form the rewrite knows (`export { x }`, an `args` built elsewhere) makes the file
+    has in no form the rewrite knows (`export { x }`, an `args` built elsewhere) makes the file
     one to convert by hand."""
     spans = {exported.export: exported for exported in found.exports}
     tools = []
