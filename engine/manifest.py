@@ -22,7 +22,8 @@ import stat
 
 from .located import LocatedMap, LocatedStr
 from .paths import Repository
-from .yaml_loader import MAX_FILE_BYTES, LoadProblem, load_yaml
+from .reparse import Parsed, parse
+from .yaml_loader import MAX_FILE_BYTES, LoadProblem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -34,7 +35,11 @@ IMPORTS_KEY = "imports"
 
 
 class MergedManifest:
-    def __init__(self, repo: Repository, manifest: str) -> None:
+    """``before``: the same manifest read a moment ago (an editor's last check), whose files and
+    entries are kept where they did not change — the same objects, so the rules' results that
+    depend on them are kept too (``lang/carry.py``)."""
+
+    def __init__(self, repo: Repository, manifest: str, before: MergedManifest | None = None) -> None:
         self.repo = repo
         self.manifest = manifest
         self.files: list[dict[str, Any]] = []
@@ -46,6 +51,10 @@ class MergedManifest:
         #: the files whose reading stopped at a problem (a YAML syntax error, say): their
         #: comments are not read, so nothing can suppress that problem
         self.stopped: set[str] = set()
+        #: each file as parsed; each (file, section key) → the section's mapping and its entries
+        self.parsed: dict[str, Parsed] = {}
+        self.entries: dict[tuple[str, str], tuple[LocatedMap, list[dict[str, Any]]]] = {}
+        self.before = before
 
     def facts(self) -> dict[str, Any]:
         return {
@@ -63,14 +72,33 @@ class MergedManifest:
         for key, value in root.items():
             self.section_keys.setdefault(key, []).append(key)
             if isinstance(value, LocatedMap):
-                entries = self.sections.setdefault(key, [])
-                entries.extend({"name": name, "value": item, "file": path} for name, item in value.items())
+                self.sections.setdefault(key, []).extend(self._entries(path, key, value))
+
+    def _entries(self, path: str, key: str, section: LocatedMap) -> list[dict[str, Any]]:
+        """The entries of one file's section, those that did not change kept from ``before``."""
+        found = self.before.entries.get((path, key)) if self.before is not None else None
+        if found is not None and found[0] is section:
+            entries = found[1]
+        else:
+            old = {(id(entry["name"]), id(entry["value"])): entry for entry in found[1]} if found else {}
+            entries = [
+                old.get((id(name), id(item))) or {"name": name, "value": item, "file": path}
+                for name, item in section.items()
+            ]
+        self.entries[(path, key)] = (section, entries)
+        return entries
 
 
-def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] | None = None) -> MergedManifest:
+def load_manifest(
+    repo: Repository,
+    manifest: str,
+    overlay: Mapping[str, bytes] | None = None,
+    before: MergedManifest | None = None,
+) -> MergedManifest:
     """Read ``manifest`` (repo-relative) and, depth first, every file it imports; a file in
-    ``overlay`` (an editor's unsaved buffer) is read from there instead of the disk."""
-    merged = MergedManifest(repo, manifest)
+    ``overlay`` (an editor's unsaved buffer) is read from there instead of the disk. From
+    ``before`` (the last reading) what did not change is kept."""
+    merged = MergedManifest(repo, manifest, before)
     loaded: set[str] = set()
     # Each entry: (path, where it was imported, the chain of files that led to it).
     pending: list[tuple[str, LocatedStr | None, tuple[str, ...]]] = [(manifest, None, ())]
@@ -85,7 +113,8 @@ def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] 
             data = _read(repo, path, imported_at, merged.problems)
         if data is None:
             continue
-        root, problems = load_yaml(data, path)
+        parsed = merged.parsed[path] = parse(data, path, before.parsed.get(path) if before is not None else None)
+        root, problems = parsed.root, parsed.problems
         merged.problems.extend(problems)
         merged.sources[path] = data
         if root is None and problems:
@@ -103,6 +132,7 @@ def load_manifest(repo: Repository, manifest: str, overlay: Mapping[str, bytes] 
             if target is not None:
                 found.append((target, item, chain))
         pending.extend(reversed(found))
+    merged.before = None  # kept from it what was kept; no chain of earlier readings
     return merged
 
 

@@ -58,7 +58,10 @@ def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:
 
 class ProjectRun:
     """``overlay``: repo-relative path → the bytes to read for that file instead of the disk's
-    (an editor's unsaved buffers); ``merged``: the manifest already read (none: read it)."""
+    (an editor's unsaved buffers); ``merged``: the manifest already read (none: read it);
+    ``before``: the run over an earlier version of the same project with the same rules (an
+    editor's last check), from which what did not change is kept (``lang/carry.py``);
+    ``incremental``: keep what the next such run may need."""
 
     def __init__(
         self,
@@ -67,19 +70,32 @@ class ProjectRun:
         program: dict[str, Any],
         overlay: Mapping[str, bytes] | None = None,
         merged: MergedManifest | None = None,
+        before: ProjectRun | None = None,
+        incremental: bool = False,
     ) -> None:
         self.repo = repo
         self.manifest = manifest
         self.program = program
-        self.merged = merged if merged is not None else load_manifest(repo, manifest, overlay)
+        if before is not None and before.program is not program:
+            before = None
+        if merged is None:
+            merged = load_manifest(repo, manifest, overlay, before.merged if before is not None else None)
+        self.merged: MergedManifest = merged
         facts = self.merged.facts()
         # `modules` (what loading each module in Bun showed) stays empty unless `add_module_facts` fills it
         facts["modules"] = []
         facts["rule_ids"] = [rule["id"] for rule in program["rules"]]
         facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
         facts["unused_suppressions"] = LateFact()
-        self.evaluation = Evaluation(
-            program, facts, Observer(repo), manifest, settle=lambda found: self.suppressions.settle(found)
+        self.observer: Observer = Observer(repo, before.observer if before is not None else None)
+        self.evaluation: Evaluation = Evaluation(
+            program,
+            facts,
+            self.observer,
+            manifest,
+            settle=lambda found: self.suppressions.settle(found),
+            carried=before.evaluation.carry() if before is not None else None,
+            incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
 

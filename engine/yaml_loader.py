@@ -117,25 +117,46 @@ def load_yaml(data: bytes, path: str) -> tuple[Any, list[LoadProblem]]:
 
     Returns the document's root value (``None`` for an empty file, or when a problem stopped
     the reading) and the problems found."""
+    root, problems, _ = load_yaml_counted(data, path)
+    return root, problems
+
+
+def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], int]:
+    """``load_yaml``, and how many values the file holds (aliases expanded)."""
     if len(data) > MAX_FILE_BYTES:
         limit = f"{MAX_FILE_BYTES // 1024 // 1024} MiB"
-        return None, [LoadProblem("too-large", (path, 1, 1), limit=limit)]
+        return None, [LoadProblem("too-large", (path, 1, 1), limit=limit)], 0
     invisible = _invisible_break(data, path)
     if invisible is not None:
-        return None, [invisible]
+        return None, [invisible], 0
     problems: list[LoadProblem] = []
+    builder = _Builder(data, path, problems)
     try:
-        root = _Builder(data, path, problems).build()
+        root = builder.build()
     except _Abort as abort:
         problems.append(abort.problem)
-        return None, problems
+        return None, problems, builder.nodes
     except yaml.MarkedYAMLError as err:
-        return None, [*problems, _syntax_problem(err, data, path)]
+        return None, [*problems, _syntax_problem(err, data, path)], builder.nodes
     except yaml.reader.ReaderError as err:
-        return None, [*problems, _reader_problem(err, data, path)]
+        return None, [*problems, _reader_problem(err, data, path)], builder.nodes
     except yaml.YAMLError as err:
-        return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])]
-    return root, problems
+        return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])], builder.nodes
+    return root, problems, builder.nodes
+
+
+def load_yaml_part(data: bytes, path: str, first_line: int, depth: int) -> tuple[Any, int] | None:
+    """Parse ``data``, lines of a file that start at line ``first_line``, as a value nested
+    ``depth`` collections deep in that file (``engine/reparse.py``): positions and the depth
+    limit as in the whole file. The value and how many values it holds; None when it does not
+    parse, or has a problem."""
+    problems: list[LoadProblem] = []
+    builder = _Builder(data, path, problems, first_line - 1, depth)
+    try:
+        root = builder.build()
+    except (_Abort, yaml.YAMLError):
+        return None
+    return (root, builder.nodes) if not problems else None
 
 
 _ScalarEvent, _AliasEvent, _DocumentStartEvent = yaml.ScalarEvent, yaml.AliasEvent, yaml.DocumentStartEvent
@@ -144,10 +165,14 @@ _SequenceStartEvent, _SequenceEndEvent = yaml.SequenceStartEvent, yaml.SequenceE
 
 
 class _Builder:
-    def __init__(self, data: bytes, path: str, problems: list[LoadProblem]) -> None:
+    def __init__(
+        self, data: bytes, path: str, problems: list[LoadProblem], line_offset: int = 0, depth: int = 0
+    ) -> None:
         self.data = data
         self.path = path
         self.problems = problems
+        self.line_offset = line_offset
+        self.depth = depth
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, expanded size)
         self.open_anchors: set[str] = set()
         self.nodes = 0
@@ -155,7 +180,7 @@ class _Builder:
         self.plain_tags: dict[str, str] = {}
 
     def loc(self, mark: Any) -> Loc:
-        return (self.path, mark.line + 1, mark.column + 1)
+        return (self.path, mark.line + 1 + self.line_offset, mark.column + 1)
 
     def build(self) -> Any:
         """The document's value, from libyaml's events (read one by one: the loop below is the
@@ -163,13 +188,13 @@ class _Builder:
         stack: list[_Frame] = []
         root: Any = None
         documents = 0
-        path = self.path
+        path, first_line = self.path, self.line_offset + 1
         next_event: Callable[[], Any] = yaml.CSafeLoader(self.data).get_event
         while (event := next_event()) is not None:
             kind = event.__class__
             if kind is _ScalarEvent:
                 mark = event.start_mark
-                loc = (path, mark.line + 1, mark.column + 1)
+                loc = (path, mark.line + first_line, mark.column + 1)
                 value, size = self.scalar(event, loc), 1
                 if stack:
                     top = stack[-1]
@@ -185,7 +210,7 @@ class _Builder:
                 loc = self.loc(event.start_mark)
                 if stack and stack[-1].is_map and stack[-1].key is None:
                     raise _Abort(LoadProblem("complex-key", loc))
-                if len(stack) >= MAX_DEPTH:
+                if len(stack) + self.depth >= MAX_DEPTH:
                     raise _Abort(LoadProblem("too-deep", loc, limit=MAX_DEPTH))
                 container = LocatedMap({}, loc) if kind is _MappingStartEvent else LocatedList([], loc)
                 if event.anchor:

@@ -50,19 +50,74 @@ def find_project(path: str) -> str | None:
 DISK_VIEW_SECONDS = 1.0
 
 
+#: a folder modified less than this long before it was read may be modified again within the
+#: same tick of the file system's clock, keeping its time: such a view is not trusted ("racy
+#: git"), in nanoseconds
+RACY_NANOSECONDS = 1_000_000_000
+
+
+class DiskView(Repository):
+    """A repository that can tell whether what it read of the folders still holds: each folder
+    read, with its modification time from before it was read (a file added, removed or renamed
+    in it changes that). A view that followed a symbolic link is not trusted (what the link
+    leads to can change without its folder's time), nor one that read a folder just modified."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self._read_at: dict[str, int | None] = {}
+        self._trusted = True
+
+    def _entry(self, folder: str, name: str) -> os.DirEntry[str] | None:
+        if folder not in self._read_at:
+            self._note(folder)
+        return super()._entry(folder, name)
+
+    def list_dir(self, path: str) -> list[str]:
+        relative = self.relative(path)
+        if relative is not None and relative not in self._read_at:
+            self._note(relative)
+        return super().list_dir(path)
+
+    def _note(self, folder: str) -> None:
+        modified = self._read_at[folder] = _modified(self.absolute(folder))
+        if modified is not None and time.time_ns() - modified < RACY_NANOSECONDS:
+            self._trusted = False
+
+    def still_current(self) -> bool:
+        if not self._trusted:
+            return False
+        if any(_modified(self.absolute(folder)) != when for folder, when in self._read_at.items()):
+            return False
+        if any(os.path.realpath(self.absolute(folder)) != real for folder, real in self._real_dirs.items()):
+            return False
+        return not any(entry.is_symlink() for entries in self._folders.values() for entry in entries.values())
+
+
+def _modified(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
+
+
 class Workspace:
     def __init__(self, rules_dir: str | None) -> None:
         self.rules_dir = rules_dir
         self._program: dict[str, Any] | None = None
-        self._repositories: dict[str, tuple[float, Repository]] = {}
+        self._repositories: dict[str, tuple[float, DiskView]] = {}
+        #: each project's last run: the next check keeps what did not change
+        self._runs: dict[str, ProjectRun] = {}
 
     def repository(self, root: str) -> Repository:
-        """The repository at ``root``, with what was read of its folders if that is recent."""
+        """The repository at ``root``, with what was read of its folders if that is recent or
+        still holds (the same view: what the rules computed from it is kept)."""
         now = time.monotonic()
         found = self._repositories.get(root)
-        if found is None or now - found[0] > DISK_VIEW_SECONDS:
-            found = self._repositories[root] = (now, Repository(root))
-        return found[1]
+        if found is not None and now - found[0] <= DISK_VIEW_SECONDS:
+            return found[1]
+        view = found[1] if found is not None and found[1].still_current() else DiskView(root)
+        self._repositories[root] = (now, view)
+        return view
 
     def forget_disk(self) -> None:
         """Read the folders again at the next check (a file was saved, opened or closed)."""
@@ -77,6 +132,7 @@ class Workspace:
 
     def reload_rules(self) -> None:
         self._program = None
+        self._runs.clear()
 
     def analyse(self, root: str, buffers: Mapping[str, str]) -> Analysis:
         """Check the project at ``root``; ``buffers`` maps absolute paths to open documents' text."""
@@ -86,7 +142,9 @@ class Workspace:
             relative = os.path.relpath(os.path.realpath(path), repo.root)
             if not relative.startswith(".."):
                 overlay[relative] = text.encode("utf-8")
-        run = ProjectRun(repo, MANIFEST_NAME, self.program, overlay)
+        before = self._runs.get(repo.root)
+        run = ProjectRun(repo, MANIFEST_NAME, self.program, overlay, before=before, incremental=True)
+        self._runs[repo.root] = run
         by_file: dict[str, list[Diagnostic]] = {entry["path"]: [] for entry in run.merged.files}
         for diagnostic in run.diagnostics():
             by_file.setdefault(diagnostic.file, []).append(diagnostic)

@@ -29,17 +29,18 @@ class Observer:
     """What built-ins may consult besides their arguments: the repository, with every answer
     remembered, and the evaluation's membership sets."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, before: Observer | None = None) -> None:
+        """``before``: an earlier observer of the same repository, whose answers hold."""
         self.repo = repo
         self.budget = Budget()
         self.sets = SetCache(self.budget)
-        self._answers: dict[tuple[str, str], Any] = {}
+        self.answers: dict[tuple[str, str], Any] = before.answers if before is not None and before.repo is repo else {}
 
     def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
         key = (question, path)
-        if key not in self._answers:
-            self._answers[key] = answer(path)
-        return self._answers[key]
+        if key not in self.answers:
+            self.answers[key] = answer(path)
+        return self.answers[key]
 
 
 def _str(value: Any) -> str | None:

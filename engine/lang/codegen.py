@@ -56,6 +56,9 @@ def compile_program(checked: Node) -> Node:
         "spans": [[*span, *generator.places[index]] for index, span in spans],
         "weights": generator.weights,
         "costly": sorted(_costly_functions(checked["fns"])),
+        "reads": generator.reads(),
+        "observes": sorted(generator.observing()),
+        "loops": {str(index): loop for index, loop in generator.loops.items()},
         "defined": defined,
         "lets": sorted(checked["lets"]),
         "fns": {name: len(node["params"]) for name, node in checked["fns"].items()},
@@ -112,6 +115,42 @@ class _Generator:
         self.file = ""
         self.fn_weights: dict[str, int] = {}
         self.weights: dict[str, int] = {}
+        #: the definition being written (``let:x``, ``fn:f``, ``rule:3``, ``doc:3``); what each
+        #: one reads of the top level, which functions it calls, whether it asks the repository
+        self.defining = ""
+        self.names: dict[str, set[str]] = {}
+        self.calls: dict[str, set[str]] = {}
+        self.observers: set[str] = set()
+        #: rule index → [the top-level name its first loop walks, that loop's weight per item]
+        self.loops: dict[int, list[Any]] = {}
+
+    def define(self, key: str) -> None:
+        self.defining = key
+        self.names[key] = set()
+        self.calls[key] = set()
+
+    def _closure(self, key: str, seen: set[str]) -> set[str]:
+        """The definitions ``key`` reaches through the functions it calls (itself included)."""
+        for name in self.calls[key]:
+            called = f"fn:{name}"
+            if called not in seen:
+                seen.add(called)
+                self._closure(called, seen)
+        return seen
+
+    def reads(self) -> dict[str, list[str]]:
+        """Each let's, function's and rule's top-level names (facts and lets), read by itself or
+        by a function it calls: what its value can depend on, besides its arguments and the
+        repository. An editor's next check keeps what depends on nothing that changed."""
+        return {
+            key: sorted(set().union(*(self.names[reached] for reached in self._closure(key, {key}))))
+            for key in self.names
+            if not key.startswith("doc:")
+        }
+
+    def observing(self) -> set[str]:
+        """The definitions that look at the repository, themselves or through a function."""
+        return {key for key in self.names if self.observers & self._closure(key, {key})}
 
     def generate(self) -> str:
         out = _Writer()
@@ -119,11 +158,13 @@ class _Generator:
         out.indent += 1
         for name, node in self.program["lets"].items():
             self.file = node["file"]
+            self.define(f"let:{name}")
             out.line(f"def l_{name}():")
             out.line(f"    return {self.expr(node['expr'], set())}")
             self.weights[f"let:{name}"] = self.weight(node["expr"])
         for name, node in self.program["fns"].items():
             self.file = node["file"]
+            self.define(f"fn:{name}")
             params = node["params"]
             out.line(f"def f_{name}({', '.join('v_' + p for p in params)}):")
             out.indent += 1
@@ -141,8 +182,10 @@ class _Generator:
         docs = []
         for index, rule in enumerate(self.program["rules"]):
             self.file = rule["file"]
+            self.define(f"rule:{index}")
             self.rule(out, index, rule)
             if isinstance(rule["doc"], dict):  # a template: rendered once, when the rules are compiled
+                self.define(f"doc:{index}")
                 out.line(f"def d_{index}():")
                 out.line(f"    return {self.expr(rule['doc'], set())}")
                 docs.append(index)
@@ -150,19 +193,36 @@ class _Generator:
         fns = ", ".join(f"{name!r}: f_{name}" for name in self.program["fns"])
         rules = ", ".join(f"r_{index}" for index in range(len(self.program["rules"])))
         templates = ", ".join(f"{index}: d_{index}" for index in docs)
-        out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}], {{{templates}}}")
+        items = ", ".join(f"{index}: r_{index}_item" for index in self.loops)
+        out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}], {{{templates}}}, {{{items}}}")
         return out.text()
 
     def rule(self, out: _Writer, index: int, rule: Node) -> None:
         """A rule's ``for`` clauses are its loops: each charges the steps of what follows it, up
-        to the next loop, per item; what comes before the first loop is charged when it starts."""
-        out.line(f"def r_{index}():")
+        to the next loop, per item; what comes before the first loop is charged when it starts.
+
+        A rule that starts with ``for x in NAME`` (a top-level value) also gets ``r_<index>_item(x)``,
+        the rest of the rule for one item: an editor's next check runs it only for the items
+        that are new (``evaluator.py``); ``loops`` has the name and the weight of each item."""
+        steps = rule["steps"]
+        segments = self.rule_function(out, f"r_{index}()", steps, set(), rule)
+        self.weights[f"rule:{index}"] = segments[0]
+        first = steps[0] if steps else None
+        if first is not None and first["t"] == "for" and len(first["vars"]) == 1 and first["iter"]["t"] == "name":
+            self.define(f"item:{index}")
+            self.rule_function(out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule)
+            self.loops[index] = [first["iter"]["name"], max(segments[1], 1)]
+
+    def rule_function(self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node) -> list[int]:
+        """``def header`` running ``steps`` and yielding the rule's findings; the steps before
+        its first loop, then those of each loop's body."""
+        out.line(f"def {header}:")
         depth = out.indent
         out.indent += 1
-        scope: set[str] = set()
+        scope = set(scope)
         segments = [0]  # the steps before the first loop, then those of each loop's body
         loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
-        for step in rule["steps"]:
+        for step in steps:
             kind = step["t"]
             if kind == "for":
                 segments[-1] += self.weight(step["iter"])
@@ -186,7 +246,7 @@ class _Generator:
         out.indent = depth
         for line, weight in zip(loops, segments[1:], strict=True):
             out.lines[line] = out.lines[line].replace("@WEIGHT@", str(max(weight, 1)))
-        self.weights[f"rule:{index}"] = segments[0]
+        return segments
 
     def loop(self, names: list[str], source: str, weight: str, node: Node) -> str:
         """``for x in xs`` walks items; ``for k, v in m`` a map's entries (a list's index and
@@ -244,8 +304,11 @@ class _Generator:
             return repr(node["value"])
         if kind == "name":
             name = node["name"]
+            if name in scope:
+                return f"v_{name}"
+            self.names[self.defining].add(name)
             # a value already computed is read from the table itself, without a call
-            return f"v_{name}" if name in scope else f"(V[{name!r}] if {name!r} in V else G({name!r}))"
+            return f"(V[{name!r}] if {name!r} in V else G({name!r}))"
         if kind == "list":
             return "[" + "".join(expr(item, scope) + ", " for item in node["items"]) + "]"
         if kind == "map":
@@ -298,7 +361,10 @@ class _Generator:
             args = [expr(arg, scope) for arg in node["args"]]
             name = node["fn"]
             if name not in BUILTINS:
+                self.calls[self.defining].add(name)
                 return f"f_{name}({', '.join(args)})"
+            if BUILTINS[name][3] == "observer":
+                self.observers.add(self.defining)
             if BUILTINS[name][3]:
                 args.insert(0, "OBS")
             return f"B[{name!r}]({', '.join(args)})"

@@ -22,6 +22,7 @@ from ..located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 from ..visible import visible
 from . import values
 from .builtins import BUILTINS, Observer
+from .carry import Carried, same
 from .errors import RulesError
 from .values import BudgetExceeded, RuleFailure
 
@@ -102,7 +103,12 @@ class Evaluation:
         observer: Observer,
         fallback_file: str,
         settle: Settle | None = None,
+        carried: Carried | None = None,
+        incremental: bool = False,
     ) -> None:
+        """``carried``: what the evaluation of an earlier version of the same manifest left
+        (``carry``), for an editor's checks as you type; what it can keep is kept (``carry.py``).
+        ``incremental``: keep what the next one may need (the findings of each loop item)."""
         self.program = program
         self.facts = facts
         self.fallback_file = fallback_file
@@ -112,11 +118,55 @@ class Evaluation:
         self._pending: set[str] = set()  # lazy facts being computed
         self._first_pass = False  # running the rules that read no late fact
         self.values: dict[str, Any] = {}  # never rebound: the generated code reads it as `V`
+        #: each remembered function's stores (``memoize``), each rule's diagnostics as
+        #: ``Diagnostic`` arguments, and the findings of each item of a rule's first loop: what
+        #: the next evaluation may keep
+        self.stores: dict[str, tuple[dict[Any, tuple[Any, Any]], dict[int, tuple[Any, Any]]]] = {}
+        self.results: dict[int, list[tuple[Any, ...]]] = {}
+        self.items: dict[int, dict[int, tuple[Any, list[Any]]]] = {}
+        self.incremental = incremental or carried is not None
+        self.repo = observer.repo
+        self._carried = carried if carried is not None and carried.program is program else None
+        self._same_repo = self._carried is not None and self._carried.repo is observer.repo
+        self._changed: dict[str, bool] = {}  # top-level name → whether it differs from the carried
+        self._kept: dict[str, bool] = {}  # definition → whether what it made last time holds
+        self._observes = frozenset(program["observes"])
         self._spans: dict[int, list[list[Any]]] | None = None
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
         exec(program["code"], namespace)
-        self.lets, self.fns, self.rules, self.docs = namespace["make"](self)
+        self.lets, self.fns, self.rules, self.docs, self.rule_items = namespace["make"](self)
+
+    def carry(self) -> Carried:
+        """What the next evaluation of this program, over an edited manifest, may keep."""
+        return Carried(self.program, self.values, self.stores, self.results, self.items, self.repo)
+
+    def changed(self, name: str) -> bool:
+        """Whether the top-level value ``name`` differs from the carried evaluation's (computing
+        it if need be; one that cannot be computed here counts as changed)."""
+        found = self._changed.get(name)
+        if found is None:
+            if self.facts.get(name).__class__ is LateFact:
+                return True
+            try:
+                self.value(name)
+            except (Exception, _Later):
+                return True
+            found = self._changed.get(name, True)
+        return found
+
+    def keeps(self, key: str) -> bool:
+        """Whether what the definition ``key`` (``let:x``, ``fn:f``, ``rule:3``) made in the
+        carried evaluation holds in this one: nothing it reads changed, nor, if it looks at the
+        repository, the repository view."""
+        found = self._kept.get(key)
+        if found is None:
+            if self._carried is None or (not self._same_repo and key in self._observes):
+                found = False
+            else:
+                found = not any(self.changed(name) for name in self.program["reads"][key])
+            self._kept[key] = found
+        return found
 
     def get(self, name: str) -> Any:
         """A top-level value, for the engine: a fact or a ``let``, with a budget of its own."""
@@ -136,6 +186,7 @@ class Evaluation:
             return self.values[name]
         except KeyError:
             pass
+        carried = self._carried
         if name in self.facts:
             value = self.facts[name]
             if value.__class__ is LazyFact:
@@ -145,6 +196,10 @@ class Evaluation:
                     raise _Later
                 self.diagnostics()
                 return self.values[name]
+        elif carried is not None and name in carried.values and self.keeps(f"let:{name}"):
+            value = self.values[name] = carried.values[name]
+            self._changed[name] = False
+            return value
         else:
             self.budget.spend(self.program["weights"][f"let:{name}"])
             try:
@@ -153,6 +208,12 @@ class Evaluation:
                 raise
             except Exception as err:
                 raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
+        if carried is not None:
+            old = carried.values.get(name, _MISSING)
+            unchanged = old is not _MISSING and same(value, old)
+            if unchanged:
+                value = old  # the old object: what depends on it by identity is kept too
+            self._changed[name] = not unchanged
         self.values[name] = value
         return value
 
@@ -194,6 +255,10 @@ class Evaluation:
         # alive so that an id used in a key stays theirs.
         memo: dict[Any, tuple[Any, Any]] = {}
         by_id: dict[int, tuple[Any, Any]] = {}  # one-parameter calls on a record or list
+        if self.incremental:
+            self.stores[name] = (memo, by_id)
+        if self._carried is not None:
+            return self._memoize_carried(name, function, memo, by_id)
         plain, containers = _PLAIN_KEYS, _CONTAINERS
         arity = function.__code__.co_argcount
 
@@ -228,6 +293,51 @@ class Evaluation:
 
         return remembered1 if arity == 1 else remembered2 if arity == 2 else remembered
 
+    def _memoize_carried(
+        self,
+        name: str,
+        function: Callable[..., Any],
+        memo: dict[Any, tuple[Any, Any]],
+        by_id: dict[int, tuple[Any, Any]],
+    ) -> Callable[..., Any]:
+        """``memoize``, taking a call's result from the carried evaluation's stores when the
+        function reads nothing that changed."""
+        assert self._carried is not None
+        old_memo, old_by_id = self._carried.stores.get(name, ({}, {}))
+        keeps, plain, containers = self.keeps, _PLAIN_KEYS, _CONTAINERS
+        defined = f"fn:{name}"
+
+        def remembered1(a: Any) -> Any:
+            cls = a.__class__
+            if cls in containers:
+                found = by_id.get(id(a))
+                if found is None:
+                    found = old_by_id.get(id(a))
+                    if found is None or found[0] is not a or not keeps(defined):
+                        found = (a, function(a))
+                    by_id[id(a)] = found
+                return found[1]
+            key = a if cls in plain else _identity(a)
+            found = memo.get(key)
+            if found is None:
+                found = old_memo.get(key)
+                if found is None or not keeps(defined):
+                    found = (a, function(a))
+                memo[key] = found
+            return found[1]
+
+        def remembered(*args: Any) -> Any:
+            key = tuple(map(_identity, args))
+            found = memo.get(key)
+            if found is None:
+                found = old_memo.get(key)
+                if found is None or not keeps(defined):
+                    found = (args, function(*args))
+                memo[key] = found
+            return found[1]
+
+        return remembered1 if function.__code__.co_argcount == 1 else remembered
+
     def diagnostics(self) -> list[Diagnostic]:
         """Every rule's diagnostics, sorted; rules that read a late fact run last."""
         if self._settled is not None:
@@ -237,8 +347,14 @@ class Evaluation:
         self._first_pass = True
         try:
             for index, (rule, run) in enumerate(zip(self.program["rules"], self.rules, strict=True)):
+                kept = self._kept_results(index)
+                if kept is not None:
+                    found.extend(kept)
+                    continue
+                if self.incremental and index in self.rule_items:
+                    run = self._item_by_item(index, run)
                 try:
-                    found.extend(list(self._run_rule(index, rule, run)))
+                    found.extend(self._recorded(index, list(self._run_rule(index, rule, run))))
                 except _Later:
                     later.append((index, rule, run))
         finally:
@@ -252,8 +368,51 @@ class Evaluation:
                 self.values[name] = []  # nothing settled it: no value
         self._settled = found
         for index, rule, run in later:
-            found.extend(self._run_rule(index, rule, run))
+            found.extend(self._recorded(index, list(self._run_rule(index, rule, run))))
         found.sort(key=Diagnostic.sort_key)
+        return found
+
+    def _kept_results(self, index: int) -> list[Diagnostic] | None:
+        """Rule ``index``'s diagnostics from the carried evaluation, when they hold."""
+        carried = self._carried
+        if carried is None or index not in carried.results or not self.keeps(f"rule:{index}"):
+            return None
+        made = self.results[index] = carried.results[index]
+        if index in carried.items:
+            self.items[index] = carried.items[index]
+        return [Diagnostic(*arguments) for arguments in made]
+
+    def _item_by_item(self, index: int, run: Callable[[], Iterator[Any]]) -> Callable[[], Iterator[Any]]:
+        """Rule ``index`` (``for x in NAME …``) run item by item: each item's findings are kept
+        for the next evaluation, and taken from the carried one for an item that is the same
+        object when the rest of the rule reads nothing that changed. ``run`` (the whole rule)
+        when the loop would go over the budget: it fails there, as it does in one piece."""
+        name, weight = self.program["loops"][str(index)]
+        each = self.rule_items[index]
+        carried = self._carried
+        old = carried.items.get(index) if carried is not None and self.keeps(f"item:{index}") else None
+        made: dict[int, tuple[Any, list[Any]]] = {}
+        self.items[index] = made
+
+        def item_by_item() -> Iterator[Any]:
+            items = values.as_items(self.value(name))
+            if len(items) * weight > self.budget.left:
+                yield from run()
+                return
+            self.budget.spend(len(items) * weight)
+            for item in items:
+                found = made.get(id(item))
+                if found is None or found[0] is not item:
+                    found = old.get(id(item)) if old is not None else None
+                    if found is None or found[0] is not item:
+                        found = (item, list(each(item)))
+                    made[id(item)] = found
+                yield from found[1]
+
+        return item_by_item
+
+    def _recorded(self, index: int, found: list[Diagnostic]) -> list[Diagnostic]:
+        self.results[index] = [(d.rule, d.severity, d.message, d.file, d.line, d.column, d.fix_value) for d in found]
         return found
 
     def _run_rule(
@@ -375,6 +534,9 @@ def _fix_text(value: Any) -> str | None:
 _PLAIN_KEYS = frozenset({str, int, float, bool, type(None)})
 #: the containers manifest data and rule values are made of: remembered by identity (never changed)
 _CONTAINERS = frozenset({dict, list, LocatedMap, LocatedList})
+
+
+_MISSING = object()
 
 
 def _identity(value: Any) -> Any:
