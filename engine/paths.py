@@ -110,7 +110,8 @@ class Repository:
         relative = self.relative(path)
         if relative is None:
             return None
-        return self._entry(*os.path.split(relative))
+        folder, _, name = relative.rpartition(os.sep)  # `os.path.split` of a normalised path
+        return self._entry(folder, name)
 
     def real_target(self, relative: str) -> str | None:
         """The real absolute path a write to the repo-relative ``relative`` lands on (symbolic

@@ -38,9 +38,11 @@ class Observer:
 
     def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
         key = (question, path)
-        if key not in self.answers:
-            self.answers[key] = answer(path)
-        return self.answers[key]
+        try:
+            return self.answers[key]
+        except KeyError:
+            found = self.answers[key] = answer(path)
+            return found
 
 
 def _str(value: Any) -> str | None:
