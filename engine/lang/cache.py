@@ -12,10 +12,10 @@ are then compiled on every run.
 
 from __future__ import annotations
 
+import binascii  # its crc32 is zlib's, and PyYAML has loaded it already (through base64): no zlib to load
 import marshal
 import os
 import sys
-import zlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -46,7 +46,7 @@ def cache_key(paths: list[str], extra: str) -> str:
 
 
 def _file(key: str) -> str:
-    return os.path.join(cache_dir(), f"rules-{zlib.crc32(key.encode()):08x}.marshal")
+    return os.path.join(cache_dir(), f"rules-{binascii.crc32(key.encode()):08x}.marshal")
 
 
 def read(key: str) -> Any:
