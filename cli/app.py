@@ -218,7 +218,11 @@ def daemon(
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
     from ..daemon.server import serve
 
-    _exit(commands.guarded(lambda: serve(path, rules, harness, agent, port, opencode_dir, timeout, max_body)))
+    _exit(
+        commands.guarded(
+            lambda: serve(commands.bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body)
+        )
+    )
 
 
 secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)

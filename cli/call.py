@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .commands import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError
+from .commands import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError, bun
 
 
 def tools_call(
@@ -24,16 +24,15 @@ def tools_call(
     as_json: bool,
     timeout: float,
 ) -> int:
-    from ..daemon.bun import BunMissing, find_bun
     from ..daemon.call_once import call_once
     from ..daemon.session import Session, UnknownHarness
 
     if arguments == "-":
         arguments = sys.stdin.read()
     try:
-        session = Session(path, rules, harness, agent, find_bun(), timeout, only=name)
+        session = Session(path, rules, harness, agent, bun(rules), timeout, only=name)
         report = call_once(session, name, arguments)
-    except (BunMissing, UnknownHarness) as err:
+    except UnknownHarness as err:
         raise UsageError(str(err)) from None
     if as_json:
         document: dict[str, object] = {}

@@ -62,6 +62,20 @@ class UsageError(Exception):
     """A request the command cannot serve (an unknown agent, a bad combination of options)."""
 
 
+def bun(rules: ProjectRun | str | None) -> str:
+    """Bun's path, for the commands that run tool modules; without Bun, a usage error saying how
+    to install it — the ``BUN_MISSING`` of the project's rules (a run), or of a rules folder."""
+    from ..daemon.bun import BunMissing, find_bun
+
+    try:
+        return find_bun()
+    except BunMissing:
+        from ..engine.project import rules_only
+
+        run = rules if isinstance(rules, ProjectRun) else rules_only(rules)
+        raise UsageError(text(run.output("BUN_MISSING"))) from None
+
+
 class Checked:
     """One manifest named on the command line: its run, or why it could not be checked."""
 

@@ -19,7 +19,7 @@ from ..engine.lang.values import text
 from ..engine.opencode_source import SourceFile, converted_module, read_tool_file
 from ..engine.project import open_project
 from ..engine.visible import visible
-from .commands import EXIT_FAILURE, EXIT_OK, UsageError
+from .commands import EXIT_FAILURE, EXIT_OK, bun
 from .tool_files import Changes, Refusal, edited_manifest, writable
 
 if TYPE_CHECKING:
@@ -88,16 +88,11 @@ def _read_candidates(
 
 
 def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str, Any]]:
-    from ..daemon.bun import BunMissing, find_bun
     from ..daemon.probe import probe_modules
 
-    try:
-        bun = find_bun()
-    except BunMissing as err:
-        raise UsageError(str(err)) from None
     zod = [{"package": str(s["package"]), "member": str(s["member"])} for s in run.output("OPENCODE_ZOD_SOURCES")]
     modules = [(path, run.repo.absolute(path)) for path in paths]
-    return probe_modules(bun, modules, run.repo.root, limit, {"zod": zod})
+    return probe_modules(bun(run), modules, run.repo.root, limit, {"zod": zod})
 
 
 def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, Any]]) -> list[dict[str, Any]]:

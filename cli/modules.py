@@ -5,22 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import UsageError
+from .commands import bun
 
 if TYPE_CHECKING:
     from ..engine.project import ProjectRun
 
 
 def add_module_facts(run: ProjectRun, limit: float) -> None:
-    from ..daemon.bun import BunMissing, find_bun
     from ..daemon.probe import probe_modules
 
-    try:
-        bun = find_bun()
-    except BunMissing as err:
-        raise UsageError(str(err)) from None
     wanted = [(str(entry["name"]), run.repo.absolute(str(entry["module"]))) for entry in run.output("modules_to_load")]
-    facts = probe_modules(bun, wanted, run.repo.root, limit)
+    facts = probe_modules(bun(run), wanted, run.repo.root, limit)
     for fact in facts:
         fact["limit"] = f"{limit:g}"
     run.add_module_facts(facts)

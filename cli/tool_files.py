@@ -31,7 +31,11 @@ class Refusal(Exception):
 
 def writable(repo: Repository, relative: str, refuse: Refuse) -> str:
     """Where writing ``relative`` lands — a symbolic link inside the repository is followed —
-    or a refusal: the path leads out of the repository, or a file stands where a folder must."""
+    or a refusal: the path leaves the repository (by ``..`` or as an absolute path), leads out of
+    it through a symbolic link, or a file stands where a folder must."""
+    normal = os.path.normpath(relative)
+    if os.path.isabs(relative) or normal == os.pardir or normal.startswith(os.pardir + os.sep):
+        raise refuse("leaves", relative)
     target = repo.real_target(relative)
     if target is None:
         raise refuse("outside", relative)

@@ -98,11 +98,15 @@ def create_app(session: Session, token: str, connection_file: str, max_body: int
     async def list_tools(request: Request, all: bool = False) -> Any:
         if not authorized(request):
             return unauthorized()
+        await session.refresh()  # a changed manifest is read before it is listed (the plugin lists at opencode's start)
         try:
             tools = session.offered(request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent"), all)
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
-        return JSONResponse({"harness": session.harness, "tools": tools})
+        listing: dict[str, Any] = {"harness": session.harness, "tools": tools}
+        if all:  # what the standard harness's plugin hides from each declared agent's model
+            listing["hidden"] = session.hidden_by_agent()
+        return JSONResponse(listing)
 
     async def call_tool(request: Request) -> JSONResponse:
         name = request.path_params["name"]

@@ -8,11 +8,8 @@ import shutil
 
 
 class BunMissing(Exception):
-    def __init__(self) -> None:
-        super().__init__(
-            "Bun is not installed: install it (`npm install --global bun`, or see https://bun.sh), "
-            "put `bun` on PATH or set BEEUNI_BUN to its path (`make setup` installs it into node_modules/.bin)"
-        )
+    """Bun is not on PATH, nor where ``BEEUNI_BUN`` says; the text telling how to install it is
+    the rules' (``BUN_MISSING``)."""
 
 
 def find_bun() -> str:

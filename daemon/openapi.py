@@ -64,6 +64,11 @@ SCHEMAS: dict[str, Any] = {
                     "required": ["name", "description", "parameters"],
                 },
             },
+            "hidden": {
+                "type": "object",
+                "description": "with `all`: for each declared agent, the tools the harness offers that it does not see",
+                "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            },
         },
         "required": ["harness", "tools"],
         "additionalProperties": False,

@@ -61,8 +61,9 @@ export const BeeuniTools = async () => {
   }
   // Each declared agent's model is offered only the tools it sees: opencode's per-agent permission
   // `deny` for the others, added to its configuration where the project set nothing for that tool
-  // (the project's own setting always wins; the daemon still refuses the call, 403).
-  const hidden: Record<string, string[]> = connection.hidden ?? {}
+  // (the project's own setting always wins; the daemon still refuses the call, 403). The daemon
+  // lists them as the manifest is now (it reloads a changed one first).
+  const hidden: Record<string, string[]> = listed.hidden ?? {}
   async function config(settings: any) {
     settings.agent ??= {}
     for (const [agent, names] of Object.entries(hidden)) {

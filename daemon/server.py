@@ -12,7 +12,6 @@ import sys
 import uvicorn
 
 from .app import DEFAULT_MAX_BODY, create_app
-from .bun import find_bun
 from .plugin import write_plugin
 from .secrets import project_dir, write_private
 from .session import Session
@@ -21,6 +20,7 @@ DEFAULT_TIMEOUT = 300.0
 
 
 def serve(
+    bun: str,
     path: str,
     rules: str | None,
     harness: str,
@@ -30,7 +30,7 @@ def serve(
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
 ) -> int:
-    session = Session(path, rules, harness, agent, find_bun(), timeout)
+    session = Session(path, rules, harness, agent, bun, timeout)
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
     # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -47,8 +47,6 @@ def serve(
         if harness == "standard":
             plugin = write_plugin(opencode_dir or os.path.join(session.repo.root, ".opencode"), connection_file)
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
-        if plugin is not None:  # what the plugin hides from each agent's model (the state at start)
-            document["hidden"] = session.hidden_by_agent()
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
         app = create_app(session, token, connection_file, max_body)

@@ -181,12 +181,17 @@ class Session:
                 self._reloading = False
                 self._reloaded.set()
 
-    async def _enter(self) -> Loaded:
-        """Count a call in; while a reload is under way, wait for it. (The event loop runs one
-        coroutine at a time, so a plain counter is exact between two awaits.)"""
+    async def refresh(self) -> None:
+        """Reload when a watched file changed, or wait for the reload under way: what is read
+        next follows the repository as it is now."""
         await self._reload_if_changed()
         while self._reloading:
             await self._reloaded.wait()
+
+    async def _enter(self) -> Loaded:
+        """Count a call in; while a reload is under way, wait for it. (The event loop runs one
+        coroutine at a time, so a plain counter is exact between two awaits.)"""
+        await self.refresh()
         self._in_flight += 1
         assert self.current is not None
         return self.current

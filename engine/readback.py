@@ -395,6 +395,7 @@ VALUES: dict[str, Shape] = {
     "migrate_candidates": ListOf(MIGRATE_CANDIDATE),
     "OPENCODE_ZOD_SOURCES": ListOf(Record({"package": Str("a package name"), "member": Str("a dotted path")})),
     "ENV_READERS": ListOf(Str(), "dotted names"),
+    "BUN_MISSING": Str(),
 }
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
 FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {

@@ -147,3 +147,33 @@ def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> No
         refused = daemon.call("other", {"text": "x"}, agent="plan")
         assert refused.status_code == 403
         assert daemon.call("memory", {"command": "view", "path": "/memories"}, agent="plan").status_code == 403
+
+
+def test_a_changed_manifest_changes_what_an_agents_model_is_offered(tmp_path: Path) -> None:
+    """Issue 10: the per-agent settings follow a reload — an opencode started after the manifest
+    changed hides what the new manifest hides, without a restart of the daemon."""
+    folder = tmp_path / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(ECHO)
+    manifest = folder / "beeuni.yaml"
+    manifest.write_text("tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read]\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    home = tmp_path / "home"
+    with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
+
+        def shown(agent: str) -> dict[str, bool]:
+            listed = opencode(folder, home, agent)
+            assert listed.returncode == 0, listed.stderr
+            tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
+            return tools
+
+        assert not shown("plan")["echo"]
+        manifest.write_text("tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n")
+        assert shown("plan")["echo"]
+        assert daemon.call("echo", {"text": "hi"}, agent="plan").status_code == 200
+        manifest.write_text(
+            "tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read]\n  review:\n    tools: [echo]\n"
+        )
+        assert not shown("plan")["echo"]
+        review = shown("review")
+        assert review["echo"] and not review["read"]

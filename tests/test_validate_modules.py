@@ -5,6 +5,7 @@ still imports."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,26 @@ def test_fast_path_and_typer_agree_on_modules() -> None:
     typer = run_typer(args, cwd=case, env={"BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun")})
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
     assert fast.code == 1
+
+
+def test_the_missing_bun_text_is_the_rules(tmp_path: Path) -> None:
+    """Issue 10: the text comes from the rules (`BUN_MISSING`), for every command that runs Bun."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    tools_rules = rules / "tools.rules"
+    tools_rules.write_text(
+        tools_rules.read_text().replace('let BUN_MISSING = "Bun is not installed:', 'let BUN_MISSING = "No Bun here:')
+    )
+    project = tmp_path / "project"
+    shutil.copytree(STARTER, project)
+    (project / ".opencode" / "tools").mkdir(parents=True)
+    (project / ".opencode" / "tools" / "mine.ts").write_text("export default { description: 'x' }\n")
+    no_bun = {"BEEUNI_BUN": "", "PATH": "/"}
+    for command in (
+        ["validate", "--modules", "project"],
+        ["tools", "call", "web_search", "project"],
+        ["tools", "migrate", "project"],
+        ["daemon", "project"],
+    ):
+        result = run_beeuni([*command, "--rules", str(rules)], cwd=tmp_path, env=no_bun)
+        assert (result.code, result.stderr.split(" (")[0]) == (2, "beeuni: No Bun here: install it"), command
