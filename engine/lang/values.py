@@ -225,10 +225,11 @@ class SetCache:
         return found[1]
 
     def contains(self, container: Any, item: Any) -> bool:
-        if isinstance(container, list):
+        if isinstance(container, list):  # the hot path: `unwrap` and `set_of` written out
             if len(container) < 8:
-                return unwrap(item) in container
-            members = self.set_of(container)
+                return (item.value if item.__class__ is LocatedConst else item) in container
+            found = self._sets.get(id(container))
+            members = found[1] if found is not None and found[0] is container else self.set_of(container)
             try:
                 return item in members  # located values hash and compare like plain ones
             except TypeError:  # a map or list: by identity
