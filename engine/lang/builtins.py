@@ -57,10 +57,6 @@ def b_len(value: Any) -> Any:
     return len(value) if isinstance(value, list | dict | str) else 0 if value is None else None
 
 
-def b_type(value: Any) -> str:
-    return type_name(value)
-
-
 def b_keys(value: Any) -> list[Any]:
     return list(value) if isinstance(value, dict) else []
 
@@ -259,7 +255,7 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
 #: repository or sets it consults (a function that calls one is worth remembering)
 BUILTINS: dict[str, Builtin] = {
     "len": (1, 1, b_len, None),
-    "type": (1, 1, b_type, None),
+    "type": (1, 1, type_name, None),  # as it is: the rules ask it of every value they look at
     "keys": (1, 1, b_keys, None),
     "values": (1, 1, b_values, None),
     "matches": (2, 2, b_matches, None),
