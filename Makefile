@@ -56,5 +56,6 @@ bench: setup
 	$(BIN)/python benchmarks/bench_daemon.py
 	$(BIN)/python benchmarks/bench_rules_diff.py
 	$(BIN)/python benchmarks/bench_modules.py
+	$(BIN)/python benchmarks/bench_migrate.py
 	$(BIN)/python benchmarks/bench_lsp.py
 	$(BIN)/python benchmarks/bench_hostile.py
