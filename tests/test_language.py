@@ -161,10 +161,88 @@ def test_nothing_a_rule_does_at_run_time_is_an_internal_error(when: str, message
     assert found.endswith(", while checking beeuni.yaml:6:3")
 
 
+def doubling(name: str, first: str, times: int) -> str:
+    """``let name0 = first`` and ``times`` lets, each ``+`` of the one before with itself."""
+    return f"let {name}0 = {first}\n" + "".join(
+        f"let {name}{i} = {name}{i - 1} + {name}{i - 1}\n" for i in range(1, times + 1)
+    )
+
+
+def rule_with(clauses: str) -> str:
+    return f'rule x/y {{\n severity error\n doc "d"\n {clauses}\n at 1\n message "m"\n}}\n'
+
+
 def test_a_rule_that_would_run_without_end_is_stopped_and_named() -> None:
-    doubling = "".join(f"let l{i} = l{i - 1} + l{i - 1}\n" for i in range(1, 40))
-    found = failure("let l0 = [1, 2, 3, 4]\n" + doubling + rule_over_entries("len(l39) > 0"))
-    assert "error[rules] rule `x/y`: stopped after 40,000,000 steps" in found
+    """32,768 times 32,768 items walked: a billion, building nothing."""
+    source = doubling("l", "[1, 2, 3, 4]", 13) + rule_with("for a in l13\n for b in l13\n when a == 5")
+    assert failure(source).endswith(
+        "error[rules] rule `x/y`: stopped after 40,000,000 steps: a loop or a value grows without bound"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lets", "clauses", "where"),
+    [
+        # a list twice as long in each let: the last would hold 2 trillion items
+        (doubling("l", "[1, 2, 3, 4]", 40), "when len(l40) > 0", "21:11"),
+        # a list of 4,096 lists of 4,096 items: within the steps, 16 million items
+        (doubling("l", "[1, 2, 3, 4]", 10), "when len([[y for y in l10] for x in l10]) > 0", "15:12"),
+        # a map per item of a million
+        (doubling("l", "[1, 2, 3, 4]", 18), "when len([{a: x, b: x} for x in l18]) > 0", "23:11"),
+        # a diagnostic per item of a million
+        (doubling("l", "[1, 2, 3, 4]", 18), "for x in l18", "23:2"),
+    ],
+    ids=["doubling", "comprehension", "maps", "diagnostics"],
+)
+def test_a_rule_that_would_take_all_the_memory_is_stopped_and_named_at_the_expression(
+    lets: str, clauses: str, where: str
+) -> None:
+    assert failure(lets + rule_with(clauses)) == (
+        f"test.rules:{where}: error[rules] rule `x/y`: stopped after building 64 MB of values: "
+        "a loop or a value grows without bound"
+    )
+
+
+def test_a_text_doubled_without_end_is_stopped() -> None:
+    found = failure(doubling("s", '"abcd"', 40) + rule_with("when len(s40) > 0"))
+    assert found.startswith("test.rules:") and ": error[rules] rule `x/y`: stopped after " in found
+
+
+def test_what_evaluations_keep_for_later_ones_is_forgotten_past_the_bound() -> None:
+    """Eight rules, each reading two lists of 262,144 items: each evaluation stays
+    within the bound, together they would not; the lets kept are dropped (and computed again
+    when read again), and every rule still finds what it finds."""
+    lets = doubling("l", "[1, 2, 3, 4]", 16)
+    lets += "".join(f"let big{i} = [x + {i} for x in l16]\n" for i in range(8))
+    rules = "".join(
+        f'rule x/r{i} {{\n severity error\n doc "d"\n when len(big{i}) > 0 and len(big{(i + 1) % 8}) > 0\n'
+        f' at 1\n message "m{i}"\n}}\n'
+        for i in range(8)
+    )
+    run = evaluate(lets + rules)
+    assert [d.message for d in run.diagnostics()] == [f"m{i}" for i in range(8)]
+    assert len([name for name in run.values if name.startswith("big")]) < 8
+
+
+def test_a_chain_of_definitions_too_long_to_run_is_found_before_anything_runs() -> None:
+    chain = "".join(f"fn f{i}(x) = f{i - 1}(x) + 1\n" for i in range(1, 3000))
+    found = problems("fn f0(x) = x\n" + chain + "let result = f2999(1)\nfn pick(name, harness) = name\n")
+    assert found == [
+        "101:1: error `f100` starts a chain of more than 100 definitions, each using the next: "
+        "a run would nest too deeply; join some of them"
+    ]
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["[" * 150 + "1" + "]" * 150, " + ".join(["1"] * 3000), "[" * 3000 + "1" + "]" * 3000],
+    ids=["150 lists", "3,000 additions", "3,000 lists"],
+)
+def test_an_expression_nested_too_deeply_to_compile_is_a_problem_at_its_definition(expression: str) -> None:
+    found = problems(f"let ok = 1\nlet result = {expression}\nfn pick(name, harness) = name\n")
+    assert [entry for entry in found if "error" in entry] == [
+        f"2:{found[0].split(':')[1]}: error nested more than 100 deep: split it with `let`s or functions"
+    ]
 
 
 def test_a_value_that_would_read_as_a_text_without_end_is_stopped() -> None:

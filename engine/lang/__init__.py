@@ -119,24 +119,27 @@ def _render_docs(program: dict[str, Any], folder: str) -> list[Problem]:
 
 def _endless(program: dict[str, Any]) -> list[Problem]:
     """A definition whose evaluation alone, loops aside, takes more steps than any evaluation
-    may (functions that call others twice, and those others twice, ...) can never finish."""
+    may, or builds more bytes of values than a run may (functions that call others twice, and
+    those others twice, ...), can never finish."""
     from .errors import Problem
-    from .values import STEPS
+    from .values import ROOM, STEPS
 
     found = []
-    for key, weight in program["weights"].items():
-        if weight <= STEPS:
-            continue
-        kind, name = key.split(":", 1)
-        if kind == "rule":
-            rule = program["rules"][int(name)]
-            where, what = [rule["file"], *rule["pos"]], f"rule `{rule['id']}`"
-        else:
-            where, what = program["defined"][key], f"`{name}`"
-        why = "loops aside: it calls functions that call others, many times over"
-        found.append(
-            Problem(where[0], where[1], where[2], f"{what} takes more than {STEPS:,} steps to evaluate, {why}")
-        )
+    why = "loops aside: it calls functions that call others, many times over"
+    for table, limit, what_over in (
+        ("weights", STEPS, f"takes more than {STEPS:,} steps to evaluate"),
+        ("rooms", ROOM, f"builds more than {ROOM // 1_000_000} MB of values"),
+    ):
+        for key, weight in program[table].items():
+            if weight <= limit:
+                continue
+            kind, name = key.split(":", 1)
+            if kind == "rule":
+                rule = program["rules"][int(name)]
+                where, what = [rule["file"], *rule["pos"]], f"rule `{rule['id']}`"
+            else:
+                where, what = program["defined"][key], f"`{name}`"
+            found.append(Problem(where[0], where[1], where[2], f"{what} {what_over}, {why}"))
     return found
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
 from . import patterns
-from .values import Budget, RuleFailure, SetCache, as_items, text, type_name, unique
+from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name, unique
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -57,15 +57,15 @@ def b_len(value: Any) -> Any:
     return len(value) if isinstance(value, list | dict | str) else 0 if value is None else None
 
 
-def b_keys(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, dict) else []
+def b_keys(observer: Observer, value: Any) -> list[Any]:
+    return observer.budget.sized(list(value)) if isinstance(value, dict) else []
 
 
-def b_values(value: Any) -> list[Any]:
-    return list(value.values()) if isinstance(value, dict) else []
+def b_values(observer: Observer, value: Any) -> list[Any]:
+    return observer.budget.sized(list(value.values())) if isinstance(value, dict) else []
 
 
-def b_matches(value: Any, pattern: Any) -> bool:
+def b_matches(observer: Observer, value: Any, pattern: Any) -> bool:
     """True when the regular expression ``pattern`` matches somewhere in the string ``value``
     (anchor it with ``^``/``$`` to match the whole). RE2 syntax, linear time (``patterns.py``)."""
     try:
@@ -77,9 +77,13 @@ def b_matches(value: Any, pattern: Any) -> bool:
             test = patterns.test(str(pattern))
         except patterns.PatternError as err:
             raise RuleFailure(str(err)) from None
+    if isinstance(value, str) and len(value) > _LONG_TEXT:
+        observer.budget.spend(len(value) // _LONG_TEXT)  # RE2 reads the whole text
     return test(value)
 
 
+#: a text this long costs ``matches`` a step more per this many characters
+_LONG_TEXT = 64
 _TESTS = patterns.TESTS  # read directly: a call less per match
 
 
@@ -103,20 +107,20 @@ def _strings(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def b_after(value: Any, prefix: Any) -> Any:
+def b_after(observer: Observer, value: Any, prefix: Any) -> Any:
     """The part of ``value`` after ``prefix``, or null when it does not start with it. The part
     keeps the position of ``value``."""
     string, start = _str(value), _str(prefix)
     if string is None or start is None or not string.startswith(start):
         return None
-    rest = string[len(start) :]
+    rest = observer.budget.sized(string[len(start) :])
     loc = getattr(value, "loc", None)
     return LocatedStr(rest, loc) if loc is not None else rest
 
 
-def b_lower(value: Any) -> Any:
+def b_lower(observer: Observer, value: Any) -> Any:
     string = _str(value)
-    return string.lower() if string is not None else None
+    return observer.budget.sized(string.lower()) if string is not None else None
 
 
 def b_join(observer: Observer, items: Any, separator: Any) -> str:
@@ -125,21 +129,20 @@ def b_join(observer: Observer, items: Any, separator: Any) -> str:
         joined = glue.join(values)  # all strings: at C speed
     except TypeError:
         joined = glue.join(text(item) for item in values)
-    observer.budget.spend(len(joined))
-    return joined
+    return observer.budget.sized(joined)
 
 
-def b_str(value: Any) -> str:
-    return text(value)
+def b_str(observer: Observer, value: Any) -> str:
+    return observer.budget.sized(text(value))
 
 
-def b_stem(path: Any) -> Any:
+def b_stem(observer: Observer, path: Any) -> Any:
     """A file name without folder and without its last extension: ``a/notes.ts`` → ``notes``."""
     string = _str(path)
     if string is None:
         return None
     name = string.rstrip("/").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return observer.budget.sized(name.rsplit(".", 1)[0] if "." in name[1:] else name)
 
 
 def b_closest(name: Any, candidates: Any) -> Any:
@@ -164,12 +167,16 @@ def b_file_of(value: Any) -> Any:
     return loc[0] if loc is not None else None
 
 
-def b_sorted(items: Any) -> list[Any]:
-    return sorted(as_items(items), key=lambda item: (type_name(item), text(item)))
+def b_sorted(observer: Observer, items: Any) -> list[Any]:
+    keys = [(type_name(item), text(item)) for item in as_items(items)]
+    observer.budget.spend(sum(len(key[1]) for key in keys))  # each item read as a text
+    ordered = sorted(range(len(keys)), key=keys.__getitem__)
+    found = as_items(items)
+    return observer.budget.sized([found[index] for index in ordered])
 
 
-def b_unique(items: Any) -> list[Any]:
-    return unique(as_items(items))
+def b_unique(observer: Observer, items: Any) -> list[Any]:
+    return observer.budget.sized(unique(as_items(items)))
 
 
 def b_flatten(observer: Observer, items: Any) -> list[Any]:
@@ -179,28 +186,28 @@ def b_flatten(observer: Observer, items: Any) -> list[Any]:
             result.extend(item)
         elif item is not None:
             result.append(item)
-    observer.budget.spend(len(result))
-    return result
+    return observer.budget.sized(result)
 
 
-def b_group_by(records: Any, field: Any) -> dict[Any, list[Any]]:
+def b_group_by(observer: Observer, records: Any, field: Any) -> dict[Any, list[Any]]:
     """``{value of field: [records with it]}``, records in their order."""
     groups: dict[Any, list[Any]] = {}
     for record in as_items(records):
         key = record.get(field) if isinstance(record, dict) else None
         if isinstance(unwrap(key), str):
             groups.setdefault(str(key), []).append(record)
-    return groups
+    observer.budget.build(len(groups) * OBJECT)  # each group's list
+    return observer.budget.sized(groups)
 
 
-def b_index_by(records: Any, field: Any) -> dict[Any, Any]:
+def b_index_by(observer: Observer, records: Any, field: Any) -> dict[Any, Any]:
     """``{value of field: first record with it}``."""
     index: dict[Any, Any] = {}
     for record in as_items(records):
         key = record.get(field) if isinstance(record, dict) else None
         if isinstance(unwrap(key), str):
             index.setdefault(str(key), record)
-    return index
+    return observer.budget.sized(index)
 
 
 def b_any(items: Any) -> bool:
@@ -247,7 +254,8 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
         return []
     names: list[str] = observer.ask("list_dir", string, observer.repo.list_dir)
     folder = string.rstrip("/")
-    return [LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names]
+    observer.budget.build(len(names) * (len(folder) + 2 * OBJECT))  # a located path per name
+    return observer.budget.sized([LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names])
 
 
 #: name → (fewest arguments, most arguments, function, what it takes first): None for nothing,
@@ -256,24 +264,24 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
 BUILTINS: dict[str, Builtin] = {
     "len": (1, 1, b_len, None),
     "type": (1, 1, type_name, None),  # as it is: the rules ask it of every value they look at
-    "keys": (1, 1, b_keys, None),
-    "values": (1, 1, b_values, None),
-    "matches": (2, 2, b_matches, None),
+    "keys": (1, 1, b_keys, "budget"),
+    "values": (1, 1, b_values, "budget"),
+    "matches": (2, 2, b_matches, "budget"),
     "starts_with": (2, 2, b_starts_with, None),
     "ends_with": (2, 2, b_ends_with, None),
-    "after": (2, 2, b_after, None),
-    "lower": (1, 1, b_lower, None),
+    "after": (2, 2, b_after, "budget"),
+    "lower": (1, 1, b_lower, "budget"),
     "join": (2, 2, b_join, "budget"),
-    "str": (1, 1, b_str, None),
-    "stem": (1, 1, b_stem, None),
+    "str": (1, 1, b_str, "budget"),
+    "stem": (1, 1, b_stem, "budget"),
     "closest": (2, 2, b_closest, None),
     "position": (1, 1, b_position, None),
     "file_of": (1, 1, b_file_of, None),
-    "sorted": (1, 1, b_sorted, None),
-    "unique": (1, 1, b_unique, None),
+    "sorted": (1, 1, b_sorted, "budget"),
+    "unique": (1, 1, b_unique, "budget"),
     "flatten": (1, 1, b_flatten, "budget"),
-    "group_by": (2, 2, b_group_by, None),
-    "index_by": (2, 2, b_index_by, None),
+    "group_by": (2, 2, b_group_by, "budget"),
+    "index_by": (2, 2, b_index_by, "budget"),
     "any": (1, 1, b_any, None),
     "all": (1, 1, b_all, None),
     "first": (1, 1, b_first, None),

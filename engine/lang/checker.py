@@ -6,7 +6,8 @@ compiler, unlike an interpreter that stops at the first). The checks, in order:
 1. definitions: each name defined once (the later one is reported), no built-in redefined, each
    rule with the clauses it needs (``CLAUSES``);
 2. names (``_NameChecker``): every name and function known, every call with a valid arity;
-3. cycles: no definition depends on itself (so every evaluation ends);
+3. cycles: no definition depends on itself (so every evaluation ends), and no chain of
+   definitions, each using the next, is longer than ``MAX_CHAIN`` (so none nests too deeply);
 4. the interface: the names the host reads back exist, as values or as functions of the right
    arity; definitions nothing reaches are warned about;
 5. types (``types.TypeChecker``): fields of facts and records, operators that can never work,
@@ -68,7 +69,8 @@ def check_program(
     names = _NameChecker(program, interface, lost_names, found)
     for node in (*program["lets"].values(), *program["fns"].values(), *program["rules"]):
         names.definition(node)
-    cyclic = _cycles(names.depends, found)
+    chains = _cycles(names.depends, found)
+    cyclic = chains is None or _long_chains(chains, names.depends, found)
     _interface(program, interface, folder, lost_names, found)
     if complete:
         _unused(program, names, interface, found)
@@ -268,29 +270,54 @@ def suggest(name: str, known: list[str]) -> str:
     return f"; did you mean `{found}`?" if found else ""
 
 
-def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> bool:
+def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> dict[str, int] | None:
     """A definition that needs itself, directly or not, would never finish: report each cycle
-    once, at the definition where the walk closes it. Whether there was one."""
-    done: set[str] = set()
+    once, at the definition where the walk closes it. Without a cycle, how long the longest
+    chain of definitions is that each starts (itself, what it uses, what that uses, ...); None
+    with one. Walked without recursion: a chain may be too long for Python's stack."""
+    chains: dict[str, int] = {}
     cyclic = False
+    for root in sorted(depends):
+        if root in chains:
+            continue
+        path = [root]
+        walks = [iter(sorted(depends[root][1]))]
+        while walks:
+            for used in walks[-1]:
+                if used in chains or used not in depends:
+                    continue
+                if used in path:
+                    cycle = " -> ".join([*path[path.index(used) :], used])
+                    node = depends[used][0]
+                    found.add(node, f"`{used}` depends on itself: {cycle}", node["file"])
+                    cyclic = True
+                    continue
+                path.append(used)
+                walks.append(iter(sorted(depends[used][1])))
+                break
+            else:
+                name = path.pop()
+                walks.pop()
+                chains[name] = 1 + max((chains.get(used, 0) for used in depends[name][1]), default=0)
+    return None if cyclic else chains
 
-    def visit(name: str, path: list[str]) -> None:
-        nonlocal cyclic
-        if name in done or name not in depends:
-            return
-        if name in path:
-            cycle = " -> ".join([*path[path.index(name) :], name])
+
+#: how long a chain of definitions may be, each using the next: far longer than rules need (the
+#: shipped ones reach 19), short enough that evaluating it stays within Python's stack
+MAX_CHAIN = 100
+
+
+def _long_chains(chains: dict[str, int], depends: dict[str, tuple[Node, set[str]]], found: Findings) -> bool:
+    """A chain of more than ``MAX_CHAIN`` definitions, reported once, at the definition where
+    it grows past the limit. Whether there was one."""
+    long = False
+    for name in sorted(chains):
+        if chains[name] == MAX_CHAIN + 1:
             node = depends[name][0]
-            found.add(node, f"`{name}` depends on itself: {cycle}", node["file"])
-            cyclic = True
-            return
-        for used in sorted(depends[name][1]):
-            visit(used, [*path, name])
-        done.add(name)
-
-    for name in sorted(depends):
-        visit(name, [])
-    return cyclic
+            message = f"`{name}` starts a chain of more than {MAX_CHAIN} definitions, each using the next"
+            found.add(node, f"{message}: a run would nest too deeply; join some of them", node["file"])
+            long = True
+    return long
 
 
 def _interface(program: Node, interface: Interface, folder: str, lost: frozenset[str], found: Findings) -> None:

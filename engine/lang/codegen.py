@@ -21,7 +21,10 @@ Two tables go with the code, so that a failure costs nothing until it happens:
   and reports the rules expression, however deep in functions it is.
 - ``weights``: how many steps evaluating a definition takes outside its loops (calls included),
   and, in the code, each loop's steps per item (``ITEMS(xs, w)``): the runtime charges them to
-  the evaluation's budget, so no rule set runs without end.
+  the evaluation's budget, so no rule set runs without end. A loop whose body builds values
+  also charges their bytes per item (``ITEMS(xs, w, bytes)``: its literals, its calls' results,
+  the item of the list a comprehension builds, a rule's diagnostic), so no rule set takes all
+  the machine's RAM; sizes known only at run time are charged where the value is built.
 """
 
 from __future__ import annotations
@@ -29,11 +32,34 @@ from __future__ import annotations
 from typing import Any
 
 from .builtins import BUILTINS
+from .values import ENTRY, ITEM, OBJECT
+
+#: what a diagnostic takes: the tuple the rule yields, the engine's object, its texts
+DIAGNOSTIC = 6 * OBJECT
 
 Node = dict[str, Any]
 
 #: The names the generated code finds in its globals (see ``evaluator.runtime_namespace``).
-HELPERS = ("G", "V", "A", "I", "IN", "OP", "EQ", "NULL", "CMP", "ITEMS", "PAIRS", "T", "TJ", "FIX", "MEMO", "OBS", "B")
+HELPERS = (
+    "G",
+    "V",
+    "A",
+    "I",
+    "IN",
+    "OP",
+    "EQ",
+    "NULL",
+    "CMP",
+    "ITEMS",
+    "PAIRS",
+    "BUILD",
+    "T",
+    "TJ",
+    "FIX",
+    "MEMO",
+    "OBS",
+    "B",
+)
 
 #: around the text of an expression while the source is written: ``\x01<n>\x02 text \x03``
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -55,7 +81,8 @@ def compile_program(checked: Node) -> Node:
         "code": compile(source, "<rules>", "exec"),
         "spans": [[*span, *generator.places[index]] for index, span in spans],
         "weights": generator.weights,
-        "costly": sorted(_costly_functions(checked["fns"])),
+        "rooms": generator.rooms,
+        "costly": sorted(generator.costly),
         "reads": generator.reads(),
         "observes": sorted(generator.observing()),
         "loops": {str(index): loop for index, loop in generator.loops.items()},
@@ -114,7 +141,10 @@ class _Generator:
         self.places: list[list[Any]] = []
         self.file = ""
         self.fn_weights: dict[str, int] = {}
+        self.fn_rooms: dict[str, int] = {}
+        self.costly = _costly_functions(program["fns"])
         self.weights: dict[str, int] = {}
+        self.rooms: dict[str, int] = {}  # likewise the bytes, where not 0
         #: the definition being written (``let:x``, ``fn:f``, ``rule:3``, ``doc:3``); what each
         #: one reads of the top level, which functions it calls, whether it asks the repository
         self.defining = ""
@@ -162,12 +192,15 @@ class _Generator:
             out.line(f"def l_{name}():")
             out.line(f"    return {self.expr(node['expr'], set())}")
             self.weights[f"let:{name}"] = self.weight(node["expr"])
+            self._room(f"let:{name}", self.room(node["expr"]))
         for name, node in self.program["fns"].items():
             self.file = node["file"]
             self.define(f"fn:{name}")
             params = node["params"]
             out.line(f"def f_{name}({', '.join('v_' + p for p in params)}):")
             out.indent += 1
+            if name in self.costly and self.fn_room(name):  # built when not remembered
+                out.line(f"BUILD({self.fn_room(name)})")
             body = node["body"]
             scope = set(params)
             if body["t"] == "block":
@@ -179,6 +212,8 @@ class _Generator:
             out.indent -= 1
             out.line(f"f_{name} = MEMO({name!r}, f_{name})")
             self.weights[f"fn:{name}"] = self.fn_weight(name)
+            if name not in self.costly:
+                self._room(f"fn:{name}", self.fn_room(name))
         docs = []
         for index, rule in enumerate(self.program["rules"]):
             self.file = rule["file"]
@@ -201,56 +236,88 @@ class _Generator:
         """A rule's ``for`` clauses are its loops: each charges the steps of what follows it, up
         to the next loop, per item; what comes before the first loop is charged when it starts.
 
+        The bytes its clauses build are charged likewise, except that what follows a ``when``
+        is charged only when the condition holds (``BUILD``, at the top of the ``if``), so the
+        last part, with the diagnostic, when one is found.
+
         A rule that starts with ``for x in NAME`` (a top-level value) also gets ``r_<index>_item(x)``,
         the rest of the rule for one item: an editor's next check runs it only for the items
-        that are new (``evaluator.py``); ``loops`` has the name and the weight of each item."""
+        that are new (``evaluator.py``); ``loops`` has the name, the weight and the bytes of
+        each item."""
         steps = rule["steps"]
-        segments = self.rule_function(out, f"r_{index}()", steps, set(), rule)
+        segments, room = self.rule_function(out, f"r_{index}()", steps, set(), rule)
         self.weights[f"rule:{index}"] = segments[0]
+        self._room(f"rule:{index}", room)
         first = steps[0] if steps else None
         if first is not None and first["t"] == "for" and len(first["vars"]) == 1 and first["iter"]["t"] == "name":
             self.define(f"item:{index}")
-            self.rule_function(out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule)
-            self.loops[index] = [first["iter"]["name"], max(segments[1], 1)]
+            _, each = self.rule_function(
+                out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule
+            )
+            self.loops[index] = [first["iter"]["name"], max(segments[1], 1), each]
 
-    def rule_function(self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node) -> list[int]:
+    def rule_function(
+        self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node
+    ) -> tuple[list[int], int]:
         """``def header`` running ``steps`` and yielding the rule's findings; the steps before
-        its first loop, then those of each loop's body."""
+        its first loop, then those of each loop's body; the bytes built before its first loop
+        (or ``when``)."""
         out.line(f"def {header}:")
         depth = out.indent
         out.indent += 1
         scope = set(scope)
         segments = [0]  # the steps before the first loop, then those of each loop's body
         loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
+        rooms = [0]  # the bytes built from each charging point on: the start, a loop, a `when`
+        points: list[int | None] = [None]  # where each is charged: None (the start), else a line
         for step in steps:
             kind = step["t"]
             if kind == "for":
                 segments[-1] += self.weight(step["iter"])
+                rooms[-1] += self.room(step["iter"])
                 segments.append(0)
                 loops.append(len(out.lines))
+                points.append(len(out.lines))
+                rooms.append(0)
                 out.line(self.loop(step["vars"], self.expr(step["iter"], scope), "@WEIGHT@", step) + ":")
                 scope |= set(step["vars"])
             elif kind == "let_clause":
                 segments[-1] += self.weight(step["expr"])
+                rooms[-1] += self.room(step["expr"])
                 out.line(f"v_{step['name']} = {self.expr(step['expr'], scope)}")
                 scope.add(step["name"])
                 continue
             else:
                 segments[-1] += self.weight(step["expr"])
+                rooms[-1] += self.room(step["expr"])
                 out.line(f"if {self.expr(step['expr'], scope)}:")
+                points.append(len(out.lines))
+                rooms.append(0)
+                out.line("    @BUILD@")
             out.indent += 1
         segments[-1] += self.weight(rule["at"]) + self.weight(rule["message"]) + self.weight(rule["fix"])
+        rooms[-1] += self.room(rule["at"]) + self.room(rule["message"]) + self.room(rule["fix"]) + DIAGNOSTIC
         # a fix is text, or null for no fix here
         fix = f"FIX({self.expr(rule['fix'], scope)})" if _has_fix(rule) else "None"
         out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}), {fix})")
         out.indent = depth
-        for line, weight in zip(loops, segments[1:], strict=True):
-            out.lines[line] = out.lines[line].replace("@WEIGHT@", str(max(weight, 1)))
-        return segments
+        weights = dict(zip(loops, segments[1:], strict=True))
+        for line, room in zip(points[1:], rooms[1:], strict=True):
+            if line in weights:
+                charge = f"{max(weights[line], 1)}, {room}" if room else str(max(weights[line], 1))
+                out.lines[line] = out.lines[line].replace("@WEIGHT@", charge)
+            else:  # a line of its own (`pass` costs nothing: the line numbers stay as they are)
+                out.lines[line] = out.lines[line].replace("@BUILD@", f"BUILD({room})" if room else "pass")
+        return segments, rooms[0]
+
+    def _room(self, key: str, room: int) -> None:
+        if room:
+            self.rooms[key] = room
 
     def loop(self, names: list[str], source: str, weight: str, node: Node) -> str:
         """``for x in xs`` walks items; ``for k, v in m`` a map's entries (a list's index and
-        item). The walk is charged to the budget, and marked as ``node``."""
+        item). The walk is charged to the budget (``weight``: the steps per item, and the bytes
+        per item if any), and marked as ``node``."""
         if len(names) == 1:
             return f"for v_{names[0]} in {self.mark(node, f'ITEMS({source}, {weight})')}"
         return f"for v_{names[0]}, v_{names[1]} in {self.mark(node, f'PAIRS({source}, {weight})')}"
@@ -266,6 +333,51 @@ class _Generator:
                 total = self.weight(body)
             self.fn_weights[name] = total
         return self.fn_weights[name]
+
+    def fn_room(self, name: str) -> int:
+        if name not in self.fn_rooms:
+            body = self.program["fns"][name]["body"]
+            if body["t"] == "block":
+                total = sum(self.room(value) for _, value in body["lets"]) + self.room(body["expr"])
+            else:
+                total = self.room(body)
+            self.fn_rooms[name] = total
+        return self.fn_rooms[name]
+
+    def room(self, node: Any) -> int:
+        """The bytes of values evaluating ``node`` once builds, as far as its text tells, outside
+        the loops it holds: a literal list or map, the result of an operator, a call or a
+        template (their contents, if sized at run time, are charged there), a function's body
+        (a remembered function's charges itself, when it runs: a call answered from the memo
+        builds only the memo's entry), the larger of a conditional's branches."""
+        if isinstance(node, list):
+            return sum(self.room(item) for item in node)
+        if not isinstance(node, dict):
+            return 0
+        kind = node.get("t")
+        if kind == "comp":
+            return OBJECT + self.room(node["iter"])
+        if kind == "if":
+            return self.room(node["cond"]) + max(self.room(node["then"]), self.room(node["else"]))
+        total = 0
+        if kind == "list":
+            total = OBJECT + ITEM * len(node["items"])
+        elif kind == "map":
+            total = OBJECT + ENTRY * len(node["pairs"])
+        elif kind in ("binop", "template"):
+            total = OBJECT  # a number, or the object whose contents are charged when built
+        elif kind == "call":
+            name = node["fn"]
+            if name in self.costly:
+                total = 2 * OBJECT  # its entry in the memo; the body charges itself
+            elif name in self.program["fns"]:
+                total = self.fn_room(name)
+            elif name in _NEW_OBJECT:
+                total = OBJECT
+        for key, value in node.items():
+            if key not in ("t", "pos") and isinstance(value, dict | list):
+                total += self.room(value)
+        return total
 
     def weight(self, node: Any) -> int:
         """The steps of evaluating ``node`` once, outside the loops it holds (which charge
@@ -354,7 +466,8 @@ class _Generator:
             inner = scope | set(names)
             element = expr(node["element"], inner)
             body = self.weight(node["element"]) + self.weight(node["cond"])
-            loop = self.loop(names, expr(node["iter"], scope), str(max(body, 1)), node)
+            room = ITEM + self.room(node["element"]) + self.room(node["cond"])  # the item of the list built
+            loop = self.loop(names, expr(node["iter"], scope), f"{max(body, 1)}, {room}", node)
             condition = f" if {expr(node['cond'], inner)}" if node["cond"] is not None else ""
             return f"[{element} {loop}{condition}]"
         if kind == "call":
@@ -369,6 +482,11 @@ class _Generator:
                 args.insert(0, "OBS")
             return f"B[{name!r}]({', '.join(args)})"
         raise AssertionError(f"unknown node {kind}")
+
+
+#: built-ins whose result is a new object of a size the budget is not told (a number, a short
+#: text); the others give a value that exists already, or charge what they build
+_NEW_OBJECT = frozenset({"len", "position"})
 
 
 def _has_fix(rule: Node) -> bool:

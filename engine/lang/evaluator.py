@@ -24,7 +24,7 @@ from . import values
 from .builtins import BUILTINS, Observer
 from .carry import Carried, same
 from .errors import RulesError
-from .values import BudgetExceeded, RuleFailure
+from .values import ROOM, BudgetExceeded, RuleFailure
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -113,6 +113,8 @@ class Evaluation:
         self.facts = facts
         self.fallback_file = fallback_file
         self.budget = observer.budget
+        self.sets = observer.sets
+        self._built = 0  # bytes built by the evaluations since what they kept was last forgotten
         self.settle = settle
         self._settled: list[Diagnostic] | None = None
         self._pending: set[str] = set()  # lazy facts being computed
@@ -174,11 +176,27 @@ class Evaluation:
             return self.values[name]
         except KeyError:
             pass
-        self.budget.reset()
+        self._begin()
         try:
             return self.value(name)
         except BudgetExceeded as err:
             raise self._failure(err, f"`{name}`", self.program["defined"].get(f"let:{name}")) from None
+
+    def _begin(self) -> None:
+        """A new evaluation: its own steps and room. What earlier ones built and this run keeps
+        — ``let`` values, remembered calls, membership sets — is forgotten once they built more
+        than ``ROOM`` together: all of it can be computed again, and nothing else would bound it."""
+        budget = self.budget
+        self._built += ROOM - budget.room
+        budget.reset()
+        if self._built > ROOM:
+            self._built = 0
+            for memo, by_id in self.stores.values():
+                memo.clear()  # in place: the remembered functions hold them
+                by_id.clear()
+            self.sets.forget()
+            for name in self.program["lets"]:
+                self.values.pop(name, None)
 
     def value(self, name: str) -> Any:
         """A top-level value, as the rules read it (``G``): computed on first use, then kept."""
@@ -202,6 +220,7 @@ class Evaluation:
             return value
         else:
             self.budget.spend(self.program["weights"][f"let:{name}"])
+            self.budget.build(self.program["rooms"].get(f"let:{name}", 0))
             try:
                 value = self.lets[name]()
             except (BudgetExceeded, RulesError):
@@ -228,9 +247,10 @@ class Evaluation:
 
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a function the rules define, for the engine, with a budget of its own."""
-        self.budget.reset()
+        self._begin()
         try:
             self.budget.spend(self.program["weights"][f"fn:{name}"])
+            self.budget.build(self.program["rooms"].get(f"fn:{name}", 0))
             return self.fns[name](*args)
         except RulesError:
             raise
@@ -240,7 +260,7 @@ class Evaluation:
     def render_doc(self, index: int) -> str:
         """The text of rule ``index``'s doc template."""
         rule = self.program["rules"][index]
-        self.budget.reset()
+        self._begin()
         try:
             return str(self.docs[index]())
         except RulesError:
@@ -255,8 +275,7 @@ class Evaluation:
         # alive so that an id used in a key stays theirs.
         memo: dict[Any, tuple[Any, Any]] = {}
         by_id: dict[int, tuple[Any, Any]] = {}  # one-parameter calls on a record or list
-        if self.incremental:
-            self.stores[name] = (memo, by_id)
+        self.stores[name] = (memo, by_id)  # for the next evaluation (``carry``), and to forget
         if self._carried is not None:
             return self._memoize_carried(name, function, memo, by_id)
         plain, containers = _PLAIN_KEYS, _CONTAINERS
@@ -387,7 +406,7 @@ class Evaluation:
         for the next evaluation, and taken from the carried one for an item that is the same
         object when the rest of the rule reads nothing that changed. ``run`` (the whole rule)
         when the loop would go over the budget: it fails there, as it does in one piece."""
-        name, weight = self.program["loops"][str(index)]
+        name, weight, room = self.program["loops"][str(index)]
         each = self.rule_items[index]
         carried = self._carried
         old = carried.items.get(index) if carried is not None and self.keeps(f"item:{index}") else None
@@ -396,10 +415,11 @@ class Evaluation:
 
         def item_by_item() -> Iterator[Any]:
             items = values.as_items(self.value(name))
-            if len(items) * weight > self.budget.left:
+            if len(items) * weight > self.budget.left or len(items) * room > self.budget.room:
                 yield from run()
                 return
             self.budget.spend(len(items) * weight)
+            self.budget.build(len(items) * room)
             for item in items:
                 found = made.get(id(item))
                 if found is None or found[0] is not item:
@@ -421,9 +441,10 @@ class Evaluation:
         """A rule's diagnostics, with a budget of its own. A failure is reported at the failing
         expression, with the manifest value the rule was looking at."""
         rule_id, severity = rule["id"], rule["severity"]
-        self.budget.reset()
+        self._begin()
         try:
             self.budget.spend(self.program["weights"][f"rule:{index}"])
+            self.budget.build(self.program["rooms"].get(f"rule:{index}", 0))
             for at, message, fix in run():
                 loc = getattr(at, "loc", None) or (self.fallback_file, 1, 1)
                 # a manifest value in the text or the file name is shown escaped: one line, no control codes
@@ -440,19 +461,21 @@ class Evaluation:
         of the innermost generated-code instruction it passed through (else where ``what`` is
         defined), naming ``what`` and, in a rule, the manifest value the rule was looking at.
         An error the generated code did not pass through is the engine's own: raised as is."""
-        innermost, checked = None, None
+        passed, checked = [], None
         over_budget = isinstance(err, BudgetExceeded)  # no one value led there
         trace = err.__traceback__
         while trace is not None:
             code = trace.tb_frame.f_code
             if code.co_filename == "<rules>":
-                innermost = trace
+                passed.append(trace)
                 if in_rule and checked is None and code.co_name.startswith("r_") and not over_budget:
                     checked = _checked_value(trace.tb_frame.f_locals)
             trace = trace.tb_next
-        if innermost is None:
+        if not passed:
             raise err
-        where = self._expression_at(innermost) or defined or [self.fallback_file, 1, 1]
+        # the innermost expression; a charge of the budget is none (`BUILD`): the one around it
+        at = (self._expression_at(trace) for trace in reversed(passed))
+        where = next((found for found in at if found is not None), None) or defined or [self.fallback_file, 1, 1]
         message = f"{what}: {_reason(err)}"
         if checked is not None:
             message += f", while checking {checked}"
@@ -515,6 +538,7 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "CMP": values.compare,
         "ITEMS": observer.budget.items,
         "PAIRS": observer.budget.pairs,
+        "BUILD": observer.budget.build,
         "T": values.text,
         "TJ": observer.budget.joined,
         "FIX": _fix_text,

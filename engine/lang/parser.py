@@ -128,11 +128,57 @@ def _error_position(text: str, err: UnexpectedInput) -> tuple[int, int]:
 
 
 def _transform(tree: Tree[Token], file: str, origin: tuple[int, int], parsed: ParsedFile) -> None:
+    """The definitions of ``tree``; one nested more than ``MAX_NESTING`` deep is a problem (every
+    later stage walks the tree recursively), and lost."""
     transformer = _ToAst(file, parsed.problems, origin)
-    definitions: list[Node] = transformer.transform(tree)
+    definitions: list[Node] = []
+    try:
+        definitions = transformer.transform(tree)
+    except RecursionError:  # too deep even for the transformer: one definition at a time
+        for child in tree.children:
+            try:
+                definitions.extend(transformer.transform(Tree(tree.data, [child])))
+            except RecursionError:
+                meta = child.meta if isinstance(child, Tree) else None
+                line, column = _shift(meta.line, meta.column, origin) if meta is not None else origin
+                parsed.problems.append(Problem(file, line, column, _TOO_DEEP))
+                if isinstance(child, Tree) and child.data in ("let_def", "fn_def"):
+                    parsed.lost_names.add(str(child.children[0]))
+    kept = []
+    for definition in definitions:
+        deepest = _nested_beyond(definition, MAX_NESTING)
+        if deepest is None:
+            kept.append(definition)
+            continue
+        parsed.problems.append(Problem(file, *_shift(deepest[0], deepest[1], origin), _TOO_DEEP))
+        if definition["t"] in ("let", "fn"):
+            parsed.lost_names.add(definition["name"])
     if origin != (1, 1):
-        _shift_positions(definitions, origin)
-    parsed.definitions.extend(definitions)
+        _shift_positions(kept, origin)
+    parsed.definitions.extend(kept)
+
+
+#: how deep an expression may nest (brackets, operators, calls): far deeper than rules need (the
+#: shipped ones reach 13), not so deep that the checker, the code generator or Python's own
+#: compiler, which all recurse, run out of stack
+MAX_NESTING = 100
+_TOO_DEEP = f"nested more than {MAX_NESTING} deep: split it with `let`s or functions"
+
+
+def _nested_beyond(definition: Node, limit: int) -> list[int] | None:
+    """The position of the first expression nested more than ``limit`` deep in ``definition``
+    (walked without recursion: the point is that it may be too deep for that)."""
+    stack: list[tuple[Any, int]] = [(definition, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            depth += 1
+            if depth > limit and "pos" in node:
+                return list(node["pos"])
+            stack.extend((value, depth) for key, value in node.items() if isinstance(value, dict | list))
+        elif isinstance(node, list):
+            stack.extend((item, depth) for item in node if isinstance(item, dict | list))
+    return None
 
 
 def _definition_at(lines: list[str], index: int, start: int) -> int:

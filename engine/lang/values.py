@@ -10,8 +10,8 @@ on a number is false) and strict where only a rules mistake can be at fault (a s
 number raises ``RuleFailure``, reported at the expression's position).
 
 Every evaluation has a ``Budget``: loops charge their items (times the steps of their body), and
-what builds lists or strings charges their size. No rule set can run without end or take all
-the machine's room; one that would is stopped with ``BudgetExceeded``.
+what builds values charges their size, in steps and in bytes. No rule set can run without end
+or take all the machine's RAM; one that would is stopped with ``BudgetExceeded``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, Locat
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeVar
+
+    Built = TypeVar("Built")
 
 
 _TYPE_NAMES = {
@@ -54,6 +56,14 @@ _PHRASES = {
 #: step is an expression evaluated once, or an item of a list built; the shipped rules take
 #: 2.3 million for 2,000 tools and 500 agents, 23 million for 8,000 and 2,000 (about 9 s)
 STEPS = 40_000_000
+#: the bytes of values one evaluation may build; the shipped rules build at most 21 MB in one
+#: (resolve's `resolved_harness` for 2,000 tools and 500 agents), 8 MB in one rule for 8,000
+#: tools and 2,000 agents. What evaluations keep for later ones is bounded by ``Evaluation``.
+ROOM = 64_000_000
+#: what building a value is charged (``Budget.build``), in bytes as CPython takes them, roughly:
+#: a string, list or map itself (or a number, a diagnostic's share of its tuple), an item of a
+#: list or a set, an entry of a map
+OBJECT, ITEM, ENTRY = 64, 8, 48
 #: the longest text a value may read as inside a template
 TEXT_LIMIT = 1_000_000
 
@@ -73,41 +83,60 @@ def phrase(value: Any) -> str:
 
 
 class Budget:
-    """The steps left to one evaluation. Charged by loops (the items times the steps of the body, which
-    the code generator counted) and by what builds lists and strings (their size)."""
+    """What is left to one evaluation (a rule, or a value or function the engine asks for):
+    ``left`` steps and ``room``, bytes for the values it builds.
 
-    __slots__ = ("left",)
+    Loops charge their items times the steps of their body and, when the body builds values of
+    a size known from its text (literals, calls), their bytes; the code generator counted both.
+    What builds values of a size known only when it runs (``+``, templates, ``join``, ...)
+    charges that size itself."""
+
+    __slots__ = ("left", "room")
 
     def __init__(self) -> None:
         self.left = STEPS
+        self.room = ROOM
 
     def reset(self) -> None:
         self.left = STEPS
+        self.room = ROOM
 
     def spend(self, steps: int) -> None:
         self.left -= steps
         if self.left < 0:
             raise BudgetExceeded(f"stopped after {STEPS:,} steps: a loop or a value grows without bound")
 
-    def items(self, value: Any, weight: int) -> list[Any]:
-        """``as_items``, charged."""
+    def build(self, size: int) -> None:
+        """Charge ``size`` bytes of values built."""
+        self.room -= size
+        if self.room < 0:
+            raise BudgetExceeded(
+                f"stopped after building {ROOM // 1_000_000} MB of values: a loop or a value grows without bound"
+            )
+
+    def items(self, value: Any, weight: int, room: int = 0) -> list[Any]:
+        """``as_items``, charged: ``weight`` steps and ``room`` bytes per item."""
         if isinstance(value, list):
             found = value
         elif isinstance(value, dict):
             found = list(value)
+            room += ITEM
         else:
             return []
         self.left -= len(found) * weight
         if self.left < 0:
             self.spend(0)
+        if room:
+            self.build(len(found) * room)
         return found
 
-    def pairs(self, value: Any, weight: int) -> list[tuple[Any, Any]]:
-        """``as_pairs``, charged."""
+    def pairs(self, value: Any, weight: int, room: int = 0) -> list[tuple[Any, Any]]:
+        """``as_pairs``, charged: ``weight`` steps and ``room`` bytes per pair (and the pair)."""
         found = as_pairs(value)
         self.left -= len(found) * weight
         if self.left < 0:
             self.spend(0)
+        self.build(len(found) * (room + OBJECT))
         return found
 
     def joined(self, text: str) -> str:
@@ -115,7 +144,24 @@ class Budget:
         self.left -= len(text)
         if self.left < 0:
             self.spend(0)
+        self.build(len(text))
         return text
+
+    def sized(self, value: Built) -> Built:
+        """``value``, a string, list or map just built, charged by its size (steps and bytes)."""
+        if isinstance(value, str):
+            size = len(value)
+            self.build(size)
+        elif isinstance(value, list):
+            size = len(value)
+            self.build(size * ITEM)
+        elif isinstance(value, dict):
+            size = len(value)
+            self.build(size * ENTRY)
+        else:
+            return value
+        self.spend(size)
+        return value
 
 
 def type_name(value: Any) -> str:
@@ -218,9 +264,13 @@ class SetCache:
         self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
         self.budget = budget
 
+    def forget(self) -> None:
+        self._sets.clear()
+
     def set_of(self, items: list[Any]) -> frozenset[Any]:
         found = self._sets.get(id(items))
         if found is None or found[0] is not items:
+            self.budget.build(len(items) * ENTRY)  # kept as long as the evaluation
             found = self._sets[id(items)] = (items, frozenset(_keys(items)))
         return found[1]
 
@@ -248,14 +298,15 @@ class SetCache:
         """``|`` union, ``&`` intersection, ``-`` difference (lists as sets, the left one's
         order kept), ``+`` concatenation of lists or strings, or a sum of numbers. What it
         builds is charged to the budget."""
-        result: Any
+        a, b = unwrap(left), unwrap(right)
+        # charged before it is built, by the most it can hold: a bound must hold before the fact
+        size = (len(a) if isinstance(a, str | list | dict) else 0) + (len(b) if isinstance(b, str | list | dict) else 0)
+        if size:
+            self.budget.spend(size)
+            self.budget.build(size if isinstance(a, str) else size * ITEM)
         if left.__class__ is list and right.__class__ is list and (op == "&" or op == "-"):
-            result = self._filtered(op == "&", left, right)
-        else:
-            result = self._binop(op, unwrap(left), unwrap(right))
-        if result.__class__ is list or result.__class__ is str:
-            self.budget.spend(len(result))
-        return result
+            return self._filtered(op == "&", left, right)
+        return self._binop(op, a, b)
 
     def _filtered(self, keep: bool, left: list[Any], right: list[Any]) -> list[Any]:
         """``left & right`` (``keep``) or ``left - right``: the common case of resolving views.
