@@ -269,7 +269,7 @@ class _Generator:
         segments = [0]  # the steps before the first loop, then those of each loop's body
         loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
         rooms = [0]  # the bytes built from each charging point on: the start, a loop, a `when`
-        points: list[int | None] = [None]  # where each is charged: None (the start), else a line
+        points: list[int] = []  # the line where each after the start is charged
         for step in steps:
             kind = step["t"]
             if kind == "for":
@@ -302,7 +302,7 @@ class _Generator:
         out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}), {fix})")
         out.indent = depth
         weights = dict(zip(loops, segments[1:], strict=True))
-        for line, room in zip(points[1:], rooms[1:], strict=True):
+        for line, room in zip(points, rooms[1:], strict=True):
             if line in weights:
                 charge = f"{max(weights[line], 1)}, {room}" if room else str(max(weights[line], 1))
                 out.lines[line] = out.lines[line].replace("@WEIGHT@", charge)
