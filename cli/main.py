@@ -1,8 +1,9 @@
 """The console script's entry point.
 
 ``beeuni validate`` runs in every CI job, and Typer alone takes longer to import than the whole
-check of a small manifest. So the common forms of ``validate`` and ``resolve`` are parsed here
-by hand and go straight to ``commands``; anything else — ``--help``, a mistake, every other
+check of a small manifest. So the common forms of ``validate``, ``resolve`` and ``rules check``
+(a maintainer's loop, and a CI step of a rules repository) are parsed here by hand and go
+straight to ``commands``; anything else — ``--help``, a mistake, every other
 command — goes to the Typer application, which owns the documented interface. A test runs both
 paths on the same arguments and requires the same output.
 
@@ -35,6 +36,7 @@ VALUE_OPTIONS = {
     "--module-timeout": "module_timeout",
 }
 FORMATS = ("text", "concise", "full", "json", "github", "sarif", "gitlab")
+RULES_CHECK_FORMATS = ("text", "github", "sarif", "gitlab")
 
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
@@ -100,6 +102,38 @@ def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     return (path or ".", options)
 
 
+def parse_rules_check(argv: list[str]) -> tuple[str | None, str] | None:
+    """``rules check [DIR] [--rules DIR] [--format F]`` → (the rules folder or None for the
+    shipped rules, the format), or None for anything else (Typer takes it, and reports two
+    different folders)."""
+    if argv[:2] != ["rules", "check"]:
+        return None
+    folder: str | None = None
+    option: str | None = None
+    output_format: str | None = None
+    args = iter(argv[2:])
+    for arg in args:
+        name, has_value, value = arg.partition("=")
+        if name in ("--rules", "--format"):
+            if not has_value:
+                value = next(args, "")
+            if not value or value.startswith("-"):
+                return None
+            if name == "--rules" and option is None:
+                option = value
+            elif name == "--format" and output_format is None and value in RULES_CHECK_FORMATS:
+                output_format = value
+            else:
+                return None
+        elif arg.startswith("-") or folder is not None:
+            return None
+        else:
+            folder = arg
+    if folder is not None and option is not None and folder != option:
+        return None
+    return (folder if folder is not None else option, output_format or "text")
+
+
 def main() -> None:
     # A command is a short process that builds many small objects and frees them at exit: the
     # cyclic garbage collector would only walk them again and again (a third of a large run),
@@ -124,6 +158,12 @@ def run_command(argv: list[str]) -> None:
 
         path, keywords = resolving
         sys.exit(commands.guarded(lambda: commands.resolve(path, **keywords)))
+    checking = parse_rules_check(argv)
+    if checking is not None:
+        from . import commands
+
+        rules, output_format = checking
+        sys.exit(commands.guarded(lambda: commands.rules_check(rules, output_format)))
     from .app import app
 
     app()
