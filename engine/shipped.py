@@ -74,7 +74,8 @@ def shipped_module_file(folder: str, shown: str, program: dict[str, Any], relati
         problems = check_shipped_modules(program, folder, shown)
         if problems:
             raise RulesError.of(problems)
-        raise RulesError(shown, 1, 1, f"{shown}/{relative} is not a file in the rules folder")
+        file, line, column = program["defined"].get(f"fn:{MODULE_FUNCTION}", [shown, 1, 1])
+        raise RulesError(file, line, column, f"{shown}/{relative} is not a file in the rules folder")
     return path
 
 

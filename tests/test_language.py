@@ -326,9 +326,23 @@ def test_the_names_the_host_reads_back_are_checked_with_their_kind_and_arity() -
         "2:1: error the engine calls `pick` with 2 arguments: `pick(name, harness)`",
     ]
     assert problems("let x = 1\n", files={"r/a.rules": "let x = 1\n"}) == [
-        ".:1:1: error the rules define no `result`, which the engine reads",
-        ".:1:1: error the rules define no function `pick(name, harness)`, which the engine calls",
+        "r/a.rules:1:1: error the rules define no `result`, which the engine reads",
+        "r/a.rules:1:1: error the rules define no function `pick(name, harness)`, which the engine calls",
         "r/a.rules:1:1: warning value `x` is never used",
+    ]
+
+
+def test_a_missing_name_the_host_reads_back_is_reported_where_the_others_are() -> None:
+    """At the top of the file that defines most of the names the engine reads (not at the
+    folder, which an editor cannot open), the first in order on a tie."""
+    files = {"r/a.rules": 'let x = 1\nrule x/y {\n severity error\n doc "d"\n when x\n at 1\n message "m"\n}\n'}
+    files["r/engine.rules"] = "fn pick(name, harness) = name\n"
+    assert problems("", files=files) == [
+        "r/engine.rules:1:1: error the rules define no `result`, which the engine reads"
+    ]
+    assert problems("", files={"r/b.rules": "let y = 2\n", "r/a.rules": "let x = 1\n"})[:2] == [
+        "r/a.rules:1:1: error the rules define no `result`, which the engine reads",
+        "r/a.rules:1:1: error the rules define no function `pick(name, harness)`, which the engine calls",
     ]
 
 

@@ -321,7 +321,9 @@ def _long_chains(chains: dict[str, int], depends: dict[str, tuple[Node, set[str]
 
 
 def _interface(program: Node, interface: Interface, folder: str, lost: frozenset[str], found: Findings) -> None:
-    """The names the host reads back: each a value, or a function of the parameters it passes."""
+    """The names the host reads back: each a value, or a function of the parameters it passes.
+    One that is missing is reported at the top of the file where the others are (``_home``)."""
+    home = _home(program, interface, folder)
     for name in interface.values:
         if name in program["lets"] or name in lost:
             continue
@@ -329,7 +331,7 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
             node = program["fns"][name]
             found.add(node, f"the engine reads `{name}` as a value: define it with `let`, not `fn`", node["file"])
         else:
-            found.problems.append(Problem(folder, 1, 1, f"the rules define no `{name}`, which the engine reads"))
+            found.problems.append(Problem(home, 1, 1, f"the rules define no `{name}`, which the engine reads"))
     for name, params in interface.functions.items():
         wanted = f"`{name}({', '.join(params)})`"
         if name in lost:
@@ -339,10 +341,27 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
             found.add(node, f"the engine calls `{name}`: define it as a function, {wanted}", node["file"])
         elif name not in program["fns"]:
             message = f"the rules define no function {wanted}, which the engine calls"
-            found.problems.append(Problem(folder, 1, 1, message))
+            found.problems.append(Problem(home, 1, 1, message))
         elif len(program["fns"][name]["params"]) != len(params):
             node = program["fns"][name]
             found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
+
+
+def _home(program: Node, interface: Interface, folder: str) -> str:
+    """The rules file where a missing name the engine reads back belongs: the one that defines
+    most of the others (the first in order when several do), else the first file of the folder
+    (``folder`` itself when no definition is left)."""
+    wanted = set(interface.values) | set(interface.functions)
+    counts: dict[str, int] = {}
+    for kind in ("lets", "fns"):
+        for name, node in program[kind].items():
+            counts.setdefault(node["file"], 0)
+            counts[node["file"]] += name in wanted
+    for rule in program["rules"]:
+        counts.setdefault(rule["file"], 0)
+    if not counts:
+        return folder
+    return min(counts, key=lambda file: (-counts[file], file))
 
 
 def _constant_docs(names: _NameChecker, interface: Interface, found: Findings) -> None:
