@@ -12,7 +12,8 @@ shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a who
 from __future__ import annotations
 
 from .lang.interface import Interface
-from .readback import FUNCTIONS, VALUES
+from .optional_readback import check_optional_read_backs
+from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES
 from .shipped import check_shipped_modules
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -86,13 +87,15 @@ READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in FUNCTIONS.i
 
 #: values read when the rules define them: the help part of a message in a code frame (a regular
 #: expression, its first group), the JSON Schema of a manifest (``beeuni schema``), what an
-#: editor completes where and the titles of its quick fixes (``beeuni lsp``)
-OPTIONAL_READ_BACK_VALUES = ("HELP_PATTERN", "MANIFEST_SCHEMA", "COMPLETIONS", "CODE_ACTION_TITLES")
+#: editor completes where and the titles of its quick fixes (``beeuni lsp``); their shapes are
+#: in ``readback.OPTIONAL_VALUES``
+OPTIONAL_READ_BACK_VALUES = tuple(OPTIONAL_VALUES)
 #: functions called when the rules define them: what hovering over a name in the manifest shows
-OPTIONAL_READ_BACK_FUNCTIONS = {"hover_tool": ("name",)}
+#: (``readback.OPTIONAL_FUNCTIONS``)
+OPTIONAL_READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in OPTIONAL_FUNCTIONS.items()}
 
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
-FOLDER_CHECKS: tuple[FolderCheck, ...] = (check_shipped_modules,)
+FOLDER_CHECKS: tuple[FolderCheck, ...] = (check_shipped_modules, check_optional_read_backs)
 
 RULES_INTERFACE = Interface(
     FACTS,

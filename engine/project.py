@@ -20,7 +20,7 @@ from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
 from .paths import Repository
-from .readback import FUNCTIONS, VALUES, WrongShape, describe
+from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
 from .suppress import Suppressions, Syntax
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -141,7 +141,7 @@ class ProjectRun:
         except KeyError:
             pass
         value = self.evaluation.get(name)
-        shape = VALUES.get(name)
+        shape = VALUES.get(name) or OPTIONAL_VALUES.get(name)
         try:
             checked = self._outputs[name] = value if shape is None else shape.plain(value)
         except WrongShape as err:
@@ -151,10 +151,11 @@ class ProjectRun:
     def call(self, name: str, *args: Any) -> Any:
         """What a function of the rules gives for ``args``, checked like ``output``."""
         value = self.evaluation.call(name, list(args))
-        if name not in FUNCTIONS:
+        found = FUNCTIONS.get(name) or OPTIONAL_FUNCTIONS.get(name)
+        if found is None:
             return value
         try:
-            return FUNCTIONS[name][1].plain(value)
+            return found[1].plain(value)
         except WrongShape as err:
             shown = ", ".join(_argument(arg) for arg in args)
             raise self._wrong("fn", name, f"{name}({shown})", err) from None

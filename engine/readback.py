@@ -191,17 +191,38 @@ class ListOf(Shape):
             raise
 
 
-class Record(Shape):
-    """A map with these fields, in this order. Other entries: checked against ``rest`` and kept,
-    left out when ``drop_rest``, else refused (the record has exactly these fields, as in the
-    resolved tool set's JSON Schema)."""
+class Map(Shape):
+    """A map of anything (a JSON Schema the rules write), handed through as it is."""
 
-    def __init__(self, fields: dict[str, Shape], rest: Shape | None = None, drop_rest: bool = False) -> None:
+    def __init__(self, note: str = "") -> None:
+        self.what = f"a map ({note})" if note else "a map"
+
+    def plain(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return value
+        raise self.wrong(value)
+
+
+class Record(Shape):
+    """A map with these fields, in this order, and any of the ``optional`` ones. Other entries:
+    checked against ``rest`` and kept, left out when ``drop_rest``, else refused (the record has
+    exactly these fields, as in the resolved tool set's JSON Schema)."""
+
+    def __init__(
+        self,
+        fields: dict[str, Shape],
+        rest: Shape | None = None,
+        drop_rest: bool = False,
+        optional: dict[str, Shape] | None = None,
+    ) -> None:
         self.fields = fields
         self.rest = rest
         self.drop_rest = drop_rest
+        self.optional = optional or {}
         self._items = tuple((name, shape.plain) for name, shape in fields.items())
         names = ", ".join(fields)
+        if self.optional:
+            names += f" (and optionally {', '.join(self.optional)})"
         self.what = f"a map with {names}"
         self.plural = f"maps with {names}"
 
@@ -216,10 +237,11 @@ class Record(Shape):
             for key, item in value.items():
                 if key in self.fields:
                     continue
-                if self.rest is None or not isinstance(key, str):
+                shape = self.optional.get(key, self.rest)
+                if shape is None or not isinstance(key, str):
                     raise WrongShape("", self.what, f"a map with `{key}` too")
                 try:
-                    plain[str(key)] = self.rest.plain(item)
+                    plain[str(key)] = shape.plain(item)
                 except WrongShape as err:
                     raise err.below(f".{key}") from None
         return plain
@@ -418,6 +440,24 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "migrate_report": (("plan", "dry_run"), ListOf(Str(), "lines")),
     "migrate_nothing": ((), Str()),
     "migrate_refusal": (("reason", "detail"), Str()),
+}
+
+
+#: the values read when the rules define them (``contract.OPTIONAL_READ_BACK_VALUES``)
+OPTIONAL_VALUES: dict[str, Shape] = {
+    "HELP_PATTERN": Str("a regular expression whose first group is a message's help part"),
+    "MANIFEST_SCHEMA": Map("a JSON Schema"),
+    "COMPLETIONS": ListOf(
+        Record(
+            {"path": ListOf(Str(), "the keys from the top, `*` for any")},
+            optional={"values": ListOf(Str(), "offered as values"), "keys": ListOf(Str(), "offered as keys")},
+        )
+    ),
+    "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
+}
+#: the functions called when the rules define them, their parameters and the shape of what they give
+OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
+    "hover_tool": (("name",), Nullable(ListOf(Nullable(Str()), "Markdown lines, null for none"))),
 }
 
 

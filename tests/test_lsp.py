@@ -197,3 +197,34 @@ def test_code_actions_fix_or_silence_the_diagnostic_and_it_clears(client: LspCli
     assert "# beeuni: ignore[tools/beeuni-ref]" in suppressed
     client.change(uri, suppressed)
     assert client.diagnostics(uri) == []
+
+
+def test_a_rules_value_of_the_wrong_shape_is_a_rules_error_not_a_crash(tmp_path: Path, project: Path) -> None:
+    """`hover_tool` of a broken copy of the rules gives a number for one name (`rules check`
+    tries it with the Beeuni tools' names only, so the copy loads): hovering over that name
+    shows the error[rules] at the function's definition and answers nothing; the server goes on."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("tests"))
+    source = (rules / "editors.rules").read_text()
+    broken = '  return if tool == "lookup" then 5 else if record != null then ['
+    (rules / "editors.rules").write_text(source.replace("  return if record != null then [", broken, 1))
+    started = LspClient(
+        project, "--rules", str(rules), env={**os.environ, "BEEUNI_CACHE_DIR": str(tmp_path / "rule-cache")}
+    )
+    try:
+        started.initialize(project)
+        uri = started.open(project / "beeuni.yaml", FIXED)
+        started.diagnostics(uri)
+        started.next_id += 1
+        hover = {"textDocument": {"uri": uri}, "position": position(6, 20)}  # over `lookup`
+        started.send({"id": started.next_id, "method": "textDocument/hover", "params": hover})
+        seen: list[dict[str, Any]] = []
+        answer = started.wait_for(lambda m: seen.append(m) or (m.get("id") == started.next_id and "method" not in m))
+        assert answer["result"] is None
+        [shown] = [m["params"]["message"] for m in seen if m.get("method") == "window/showMessage"]
+        line = next(i for i, text in enumerate(source.splitlines(), 1) if text.startswith("fn hover_tool("))
+        assert shown.startswith(f'{rules}/editors.rules:{line}:1: error[rules] `hover_tool("lookup")` must be null')
+        tool = started.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": position(2, 5)})
+        assert "**web_search** — beeuni tool" in tool["contents"]["value"]
+    finally:
+        started.close()

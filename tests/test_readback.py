@@ -142,3 +142,72 @@ def test_shapes_and_model_have_the_same_fields_in_order(shape: readback.Shape, m
             assert isinstance(inner, readback.Bool)
         elif annotation is str:
             assert type(inner) is readback.Str
+
+
+# The names read only when a rule set defines them (issue 11): the language server's and the code
+# frame's. `rules check` holds each defined one against its shape (readback.OPTIONAL_VALUES and
+# OPTIONAL_FUNCTIONS), at the rules file's position.
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "defined", "message"),
+    [
+        (
+            '{path: ["agents", "*", "secrets"], values: ["all"]},',
+            '{path: "agents", values: ["all"]},',
+            "let COMPLETIONS",
+            "`COMPLETIONS[7].path` must be a list of strings (the keys from the top, `*` for any), "
+            "not the string `agents`",
+        ),
+        (
+            '{path: ["agents", "*", "secrets"], values: ["all"]},',
+            '{path: ["agents"], values: [1]},',
+            "let COMPLETIONS",
+            "`COMPLETIONS[7].values[0]` must be a string, not a number",
+        ),
+        (
+            '{path: ["agents", "*", "secrets"], values: ["all"]},',
+            '{path: ["agents"], offer: ["all"]},',
+            "let COMPLETIONS",
+            "`COMPLETIONS[7]` must be a map with path (and optionally values, keys), not a map with `offer` too",
+        ),
+        (
+            'suppress: "Silence {rule} on',
+            'suppress: "Silence {rules} on',
+            "let CODE_ACTION_TITLES",
+            "`CODE_ACTION_TITLES.suppress` must be a string whose blanks are among {rule}",
+        ),
+        (
+            'let HELP_PATTERN = "; (did you mean `[^`]*`\\?)"',
+            'let HELP_PATTERN = ["did you mean"]',
+            "let HELP_PATTERN",
+            "`HELP_PATTERN` must be a string (a regular expression whose first group is a message's help part), "
+            "not a list",
+        ),
+        (
+            "  return if record != null then [",
+            "  return if true then 5 else if record != null then [",
+            "fn hover_tool(name)",
+            '`hover_tool("web_search")` must be null or a list, each item null or a string '
+            "(Markdown lines, null for none), not a number",
+        ),
+        (
+            "fn hover_tool(name) {",
+            "fn hover_tool(name, more) {",
+            "fn hover_tool(name, more)",
+            "the engine calls `hover_tool` with 1 argument: `hover_tool(name)`",
+        ),
+        (
+            "let CODE_ACTION_TITLES = {",
+            "fn CODE_ACTION_TITLES() = {",
+            "fn CODE_ACTION_TITLES",
+            "the engine reads `CODE_ACTION_TITLES` as a value: define it with `let`, not `fn`",
+        ),
+    ],
+)
+def test_an_editor_read_back_of_the_wrong_shape(tmp_path: Path, old: str, new: str, defined: str, message: str) -> None:
+    rules = edited_rules(tmp_path, "editors.rules", old, new)
+    result = run_beeuni(["rules", "check", str(rules)], cwd=tmp_path)
+    where = f"{rules}/editors.rules:{line_of(rules, 'editors.rules', defined)}:1"
+    assert f"{where}: error[rules] {message}" in result.stdout + result.stderr, result.stdout + result.stderr
+    assert result.code == 1

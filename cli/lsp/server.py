@@ -30,8 +30,10 @@ from .workspace import Analysis, Workspace, find_project
 from .yaml_paths import place_at, scalar_at
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Any
+    from collections.abc import Callable, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
     from ...engine.lang.errors import Problem
     from ...engine.spans import Sources
@@ -92,14 +94,27 @@ class BeeuniServer(LanguageServer):
         try:
             analysis = self.projects.analyse(root, self.buffers())
         except RulesError as err:
-            message = err.report().strip() or str(err)
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+            self.show_rules_error(err)
             return
         self.analyses[analysis.root] = analysis
         diagnostics = {
             file: [lsp_diagnostic(d, analysis.sources) for d in found] for file, found in analysis.by_file.items()
         }
         self.publish(analysis.root, {os.path.join(analysis.root, file): found for file, found in diagnostics.items()})
+
+    def show_rules_error(self, err: RulesError) -> None:
+        """A mistake in the rules (``error[rules]`` at its position), shown to the user."""
+        message = err.report().strip() or str(err)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+
+    def answering(self, request: Callable[[], T]) -> T | None:
+        """A request's answer; none when the rules fail on the way (a value the rules read back
+        has the wrong shape, say), which is shown as the rules error it is."""
+        try:
+            return request()
+        except RulesError as err:
+            self.show_rules_error(err)
+            return None
 
     def refresh_rules(self, folder: str) -> None:
         problems = self.projects.check_rules(folder, self.buffers())
@@ -143,6 +158,9 @@ class BeeuniServer(LanguageServer):
         return analysis, os.path.relpath(os.path.realpath(path), analysis.root)
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
+        return self.answering(lambda: self._hover(params))
+
+    def _hover(self, params: types.HoverParams) -> types.Hover | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None:
             return None
@@ -162,7 +180,7 @@ class BeeuniServer(LanguageServer):
         if scalar is not None and HOVER_TOOL in analysis.run.program["fns"]:
             shown = analysis.run.call(HOVER_TOOL, scalar.value)
             if shown:
-                parts.insert(0, "\n\n".join(plain_text(part) for part in shown if part))
+                parts.insert(0, "\n\n".join(part for part in shown if part))
         if not parts:
             return None
         return types.Hover(
@@ -170,6 +188,9 @@ class BeeuniServer(LanguageServer):
         )
 
     def complete(self, params: types.CompletionParams) -> types.CompletionList | None:
+        return self.answering(lambda: self._complete(params))
+
+    def _complete(self, params: types.CompletionParams) -> types.CompletionList | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None or COMPLETIONS not in found[0].run.program["lets"]:
             return None
@@ -203,6 +224,9 @@ class BeeuniServer(LanguageServer):
         return types.CompletionList(is_incomplete=False, items=list(items.values()))
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return self.answering(lambda: self._code_actions(params))
+
+    def _code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None or CODE_ACTION_TITLES not in found[0].run.program["lets"]:
             return None
@@ -214,9 +238,9 @@ class BeeuniServer(LanguageServer):
             diagnostic = lsp_diagnostic(d, analysis.sources)
             if not _overlaps(diagnostic.range, wanted):
                 continue
-            fills = {"{rule}": d.rule}
+            fills = {"rule": d.rule}
             if d.fix is not None:
-                fills["{replacement}"] = d.fix.new_text
+                fills["replacement"] = d.fix.new_text
                 actions.append(self.action(analysis, _filled(titles["fix"], fills), d.fix, diagnostic, True))
             suppression = analysis.run.suppression_edit(d)
             if suppression is not None:
@@ -250,11 +274,9 @@ class BeeuniServer(LanguageServer):
         )
 
 
-def _filled(template: Any, fills: dict[str, str]) -> str:
-    shown = plain_text(template)
-    for placeholder, value in fills.items():
-        shown = shown.replace(placeholder, value)
-    return shown
+def _filled(template: str, fills: dict[str, str]) -> str:
+    """A title of ``CODE_ACTION_TITLES`` (its shape checked: only the blanks given) filled in."""
+    return template.format_map(fills)
 
 
 def _overlaps(one: types.Range, other: types.Range) -> bool:

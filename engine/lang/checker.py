@@ -345,6 +345,19 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
         elif len(program["fns"][name]["params"]) != len(params):
             node = program["fns"][name]
             found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
+    # the names read only when defined: when they are, of the right kind and arity
+    for name in interface.optional_values:
+        if name in program["fns"] and name not in lost:
+            node = program["fns"][name]
+            found.add(node, f"the engine reads `{name}` as a value: define it with `let`, not `fn`", node["file"])
+    for name, params in interface.optional_functions.items():
+        wanted = f"`{name}({', '.join(params)})`"
+        if name in program["lets"] and name not in lost:
+            node = program["lets"][name]
+            found.add(node, f"the engine calls `{name}`: define it as a function, {wanted}", node["file"])
+        elif name in program["fns"] and len(program["fns"][name]["params"]) != len(params):
+            node = program["fns"][name]
+            found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
 
 
 def _home(program: Node, interface: Interface, folder: str) -> str:
