@@ -1,6 +1,6 @@
 """Cold `beeuni validate` (a new process per run) beside yamllint on the same files.
 
-    .venv/bin/python benchmarks/bench_validate.py [--runs 20] [--command resolve] [--sizes 2000]
+    .venv/bin/python benchmarks/bench_validate.py [--runs 20] [--command resolve] [--sizes 2000] [--format sarif]
 
 Prints one row per project: the fastest and the median of the runs, for both tools, the ratio of
 the medians and beeuni's peak memory (the largest resident set of its runs, from ``wait4``). The
@@ -69,11 +69,16 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default="starter,500,1000,2000", help="projects to time: starter and/or tool counts (500,1000,2000)"
     )
+    parser.add_argument("--format", help="validate's output format (sarif, github, gitlab, json); default text")
     options = parser.parse_args()
     sizes = options.sizes.split(",")
+    shown = ["--format", options.format] if options.format else []
     env = {**os.environ, "BEEUNI_CACHE_DIR": tempfile.mkdtemp(prefix="beeuni-bench-cache-")}
     beeuni = str(BIN / "beeuni")
-    print(f"beeuni {options.command}, cold process per run, {options.runs} runs; times in ms, peak memory in MB")
+    print(
+        f"beeuni {' '.join([options.command, *shown])}, cold process per run, {options.runs} runs; "
+        "times in ms, peak memory in MB"
+    )
     print(
         f"{'project':<34} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   "
         f"{'ratio':>6} {'(mins)':>6}   {'peak':>5}"
@@ -81,14 +86,15 @@ def main() -> None:
     if "starter" in sizes:
         starter = ROOT / "examples" / "starter"
         files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
-        print(row("examples/starter", [beeuni, options.command, str(starter)], files, options.runs, env), flush=True)
+        command = [beeuni, options.command, *shown, str(starter)]
+        print(row("examples/starter", command, files, options.runs, env), flush=True)
     for tools in (int(size) for size in sizes if size != "starter"):
         agents = SIZES.get(tools, tools // 4)
         folder = Path(tempfile.mkdtemp(prefix="beeuni-bench-"))
         try:
             files = generate(folder, tools, agents, 10)
             label = f"{tools} tools, {agents} agents, 10 imports"
-            print(row(label, [beeuni, options.command, str(folder)], files, options.runs, env), flush=True)
+            print(row(label, [beeuni, options.command, *shown, str(folder)], files, options.runs, env), flush=True)
         finally:
             shutil.rmtree(folder)
     shutil.rmtree(env["BEEUNI_CACHE_DIR"])

@@ -47,6 +47,44 @@ def test_sarif_describes_every_rule_and_points_results_at_repo_relative_regions(
     assert location["region"] == {"startLine": 2, "startColumn": 11, "endLine": 2, "endColumn": 23}
 
 
+def test_sarif_results_carry_the_fixes_validate_fix_makes() -> None:
+    """A result whose rule has a `fix` clause carries it as a SARIF fix (deleted region, inserted
+    text), the same edit `validate --format json` shows and `validate --fix` applies; the log is
+    valid SARIF 2.1.0 (the test above)."""
+    log = json.loads(run_beeuni(["validate", "project", "--format", "sarif"], cwd=CASE).stdout)
+    fixes = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["fixes"]
+        for r in log["runs"][0]["results"]
+        if "fixes" in r
+    }
+    document = json.loads(run_beeuni(["validate", "project", "--format", "json"], cwd=CASE).stdout)
+    expected = {}
+    for d in document["diagnostics"]:
+        if d["fix"] is None:
+            continue
+        fix = d["fix"]
+        region = {
+            "startLine": fix["line"],
+            "startColumn": fix["column"],
+            "endLine": fix["end_line"],
+            "endColumn": fix["end_column"],
+        }
+        change = {
+            "artifactLocation": {"uri": fix["file"], "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": region, "insertedContent": {"text": fix["replacement"]}}],
+        }
+        expected[(d["rule"], d["line"])] = [{"artifactChanges": [change]}]
+    assert fixes == expected
+    # `agnets:` on line 9 of the manifest becomes `agents`: its six characters from column 1
+    [change] = fixes[("manifest/unknown-key", 9)][0]["artifactChanges"]
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 9, "startColumn": 1, "endLine": 9, "endColumn": 7},
+            "insertedContent": {"text": "agents"},
+        }
+    ]
+
+
 def test_github_escapes_data_and_properties_as_github_defines() -> None:
     assert escape_data("100%\r\nnext: a, b") == "100%25%0D%0Anext: a, b"
     assert escape_property("100%\r\nnext: a, b") == "100%25%0D%0Anext%3A a%2C b"

@@ -3,8 +3,10 @@
 One run: ``tool.driver.rules`` describes every rule from its metadata (id, the doc's first
 paragraph as the short description, the whole doc as the full one, the severity as the default
 level); each result names its rule, level and message, and points at a repo-relative file under
-``%SRCROOT%`` with a region whose end is read from the source. Columns count code points, as
-beeuni's do (``columnKind``).
+``%SRCROOT%`` with a region whose end is read from the source. A result whose rule's ``fix``
+clause gives an edit carries it as a SARIF fix: the region to delete and the text to insert, the
+very edit ``validate --fix`` makes. Columns count code points, as beeuni's do (``columnKind``),
+and a region's end column is the one after its last character.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from ...engine.lang.evaluator import Diagnostic
+    from ...engine.text_edit import TextEdit
     from . import Findings
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -67,7 +70,7 @@ def _descriptor(rule: Mapping[str, Any]) -> dict[str, Any]:
 
 def _result(d: Diagnostic, rule_index: int, findings: Findings) -> dict[str, Any]:
     span = findings.sources.span(d.file, d.line, d.column)
-    return {
+    result = {
         "ruleId": d.rule,
         "ruleIndex": rule_index,
         "level": LEVELS.get(d.severity, "note"),
@@ -85,6 +88,31 @@ def _result(d: Diagnostic, rule_index: int, findings: Findings) -> dict[str, Any
                 }
             }
         ],
+    }
+    if d.fix is not None:
+        result["fixes"] = [_fix(d.fix)]
+    return result
+
+
+def _fix(edit: TextEdit) -> dict[str, Any]:
+    """A SARIF fix: one file's change, one replacement (an empty deleted region inserts)."""
+    return {
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": quote(edit.file), "uriBaseId": "%SRCROOT%"},
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": edit.line,
+                            "startColumn": edit.column,
+                            "endLine": edit.end_line,
+                            "endColumn": edit.end_column,
+                        },
+                        "insertedContent": {"text": edit.new_text},
+                    }
+                ],
+            }
+        ]
     }
 
 
