@@ -9,6 +9,7 @@ import signal
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -407,3 +408,31 @@ def test_a_module_created_after_start_is_loaded_at_the_next_reload(tmp_path: Pat
             413,
             "the arguments are larger than 100 bytes; the tool was not run",
         )
+
+
+def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Path) -> None:
+    """Issue 10: the listing the opencode plugin reads at opencode's start (`?all=true`: every
+    served tool and each agent's hidden ones) reloads a changed manifest first, before any call."""
+    folder = tmp_path / "hiding"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
+    manifest = folder / "beeuni.yaml"
+    manifest.write_text("tools:\n  memory: beeuni:memory\nagents:\n  plan:\n    tools: [read]\n")
+    with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
+
+        def listing(everything: bool = True) -> Any:
+            query = {"all": "true"} if everything else {}
+            answer = httpx.get(f"{daemon.url}/beeuni/tools", params=query, headers=daemon.headers())
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        first = listing()
+        assert [tool["name"] for tool in first["tools"]] == ["memory"]
+        assert {"memory", "bash"} <= set(first["hidden"]["plan"]) and "read" not in first["hidden"]["plan"]
+        manifest.write_text(
+            "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [echo]\n"
+        )
+        second = listing()
+        assert [tool["name"] for tool in second["tools"]] == ["memory", "echo"]
+        assert "echo" not in second["hidden"]["plan"] and "read" in second["hidden"]["plan"]
+        assert "hidden" not in listing(everything=False)
