@@ -59,3 +59,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_migrate.py
 	$(BIN)/python benchmarks/bench_lsp.py
 	$(BIN)/python benchmarks/bench_hostile.py
+	$(BIN)/python benchmarks/bench_rules.py
