@@ -203,6 +203,25 @@ def test_a_rule_that_would_take_all_the_memory_is_stopped_and_named_at_the_expre
     )
 
 
+@pytest.mark.parametrize(
+    "clauses",
+    [
+        'for x in l16\n when s18 + "" == s18',  # 262,144 times, two texts of a million characters
+        'for x in l16\n when s18 < s18 + "b"',
+        'for x in l16\n when "b" in s18',
+        "for x in l16\n when all(l16)",  # 262,144 times, a list of as many items read through
+        "for x in l16\n when len(unique(l16)) == 0",
+    ],
+    ids=["==", "<", "in", "all", "unique"],
+)
+def test_what_reads_a_long_value_through_is_charged_by_its_length(clauses: str) -> None:
+    """Each of these would take minutes if reading a long operand cost a step."""
+    lets = doubling("l", "[true, true, true, true]", 16) + doubling("s", '"aaaa"', 18)
+    assert failure(lets + rule_with(clauses)).endswith(
+        "error[rules] rule `x/y`: stopped after 40,000,000 steps: a loop or a value grows without bound"
+    )
+
+
 def test_a_text_doubled_without_end_is_stopped() -> None:
     found = failure(doubling("s", '"abcd"', 40) + rule_with("when len(s40) > 0"))
     assert found.startswith("test.rules:") and ": error[rules] rule `x/y`: stopped after " in found

@@ -145,14 +145,14 @@ def b_stem(observer: Observer, path: Any) -> Any:
     return observer.budget.sized(name.rsplit(".", 1)[0] if "." in name[1:] else name)
 
 
-def b_closest(name: Any, candidates: Any) -> Any:
+def b_closest(observer: Observer, name: Any, candidates: Any) -> Any:
     """The candidate most like ``name`` (for "did you mean"), or null when none is close."""
     string = _str(name)
     if string is None:
         return None
     from .similar import closest_name
 
-    return closest_name(string, as_items(candidates))
+    return closest_name(string, observer.budget.scan(as_items(candidates)))
 
 
 def b_position(value: Any) -> Any:
@@ -168,7 +168,7 @@ def b_file_of(value: Any) -> Any:
 
 
 def b_sorted(observer: Observer, items: Any) -> list[Any]:
-    keys = [(type_name(item), text(item)) for item in as_items(items)]
+    keys = [(type_name(item), text(item)) for item in observer.budget.scan(as_items(items))]
     observer.budget.spend(sum(len(key[1]) for key in keys))  # each item read as a text
     ordered = sorted(range(len(keys)), key=keys.__getitem__)
     found = as_items(items)
@@ -176,12 +176,12 @@ def b_sorted(observer: Observer, items: Any) -> list[Any]:
 
 
 def b_unique(observer: Observer, items: Any) -> list[Any]:
-    return observer.budget.sized(unique(as_items(items)))
+    return observer.budget.sized(unique(observer.budget.scan(as_items(items))))
 
 
 def b_flatten(observer: Observer, items: Any) -> list[Any]:
     result: list[Any] = []
-    for item in as_items(items):
+    for item in observer.budget.scan(as_items(items)):
         if isinstance(item, list):
             result.extend(item)
         elif item is not None:
@@ -192,7 +192,7 @@ def b_flatten(observer: Observer, items: Any) -> list[Any]:
 def b_group_by(observer: Observer, records: Any, field: Any) -> dict[Any, list[Any]]:
     """``{value of field: [records with it]}``, records in their order."""
     groups: dict[Any, list[Any]] = {}
-    for record in as_items(records):
+    for record in observer.budget.scan(as_items(records)):
         key = record.get(field) if isinstance(record, dict) else None
         if isinstance(unwrap(key), str):
             groups.setdefault(str(key), []).append(record)
@@ -203,19 +203,19 @@ def b_group_by(observer: Observer, records: Any, field: Any) -> dict[Any, list[A
 def b_index_by(observer: Observer, records: Any, field: Any) -> dict[Any, Any]:
     """``{value of field: first record with it}``."""
     index: dict[Any, Any] = {}
-    for record in as_items(records):
+    for record in observer.budget.scan(as_items(records)):
         key = record.get(field) if isinstance(record, dict) else None
         if isinstance(unwrap(key), str):
             index.setdefault(str(key), record)
     return observer.budget.sized(index)
 
 
-def b_any(items: Any) -> bool:
-    return any(unwrap(item) for item in as_items(items))
+def b_any(observer: Observer, items: Any) -> bool:
+    return any(unwrap(item) for item in observer.budget.scan(as_items(items)))
 
 
-def b_all(items: Any) -> bool:
-    return all(unwrap(item) for item in as_items(items))
+def b_all(observer: Observer, items: Any) -> bool:
+    return all(unwrap(item) for item in observer.budget.scan(as_items(items)))
 
 
 def b_first(items: Any) -> Any:
@@ -225,7 +225,7 @@ def b_first(items: Any) -> Any:
 
 def b_subset(observer: Observer, items: Any, container: Any) -> bool:
     """Whether every item of the list ``items`` is in the list ``container``."""
-    return observer.sets.subset(as_items(items), as_items(container))
+    return observer.sets.subset(observer.budget.scan(as_items(items)), as_items(container))
 
 
 # observations of the repository --------------------------------------------------------------
@@ -274,7 +274,7 @@ BUILTINS: dict[str, Builtin] = {
     "join": (2, 2, b_join, "budget"),
     "str": (1, 1, b_str, "budget"),
     "stem": (1, 1, b_stem, "budget"),
-    "closest": (2, 2, b_closest, None),
+    "closest": (2, 2, b_closest, "budget"),
     "position": (1, 1, b_position, None),
     "file_of": (1, 1, b_file_of, None),
     "sorted": (1, 1, b_sorted, "budget"),
@@ -282,8 +282,8 @@ BUILTINS: dict[str, Builtin] = {
     "flatten": (1, 1, b_flatten, "budget"),
     "group_by": (2, 2, b_group_by, "budget"),
     "index_by": (2, 2, b_index_by, "budget"),
-    "any": (1, 1, b_any, None),
-    "all": (1, 1, b_all, None),
+    "any": (1, 1, b_any, "budget"),
+    "all": (1, 1, b_all, "budget"),
     "first": (1, 1, b_first, None),
     "subset": (2, 2, b_subset, "observer"),
     "inside_repo": (1, 1, b_inside_repo, "observer"),

@@ -147,6 +147,25 @@ class Budget:
         self.build(len(text))
         return text
 
+    def scan(self, items: list[Any]) -> list[Any]:
+        """``items``, charged a step each: what reads a whole list (``any``, ``unique``, ...)."""
+        self.left -= len(items)
+        if self.left < 0:
+            self.spend(0)
+        return items
+
+    def equal(self, left: Any, right: Any) -> bool:
+        """``==``, charged by a long operand it may have to read through (``_long``)."""
+        if left.__class__ in _LONG_KINDS and len(left) > _LONG:
+            self.spend(_long(left))
+        return equal(left, right)
+
+    def compare(self, op: str, left: Any, right: Any) -> bool:
+        """``<`` and the like, charged as ``equal``."""
+        if left.__class__ in _LONG_KINDS and len(left) > _LONG:
+            self.spend(_long(left))
+        return compare(op, left, right)
+
     def sized(self, value: Built) -> Built:
         """``value``, a string, list or map just built, charged by its size (steps and bytes)."""
         if isinstance(value, str):
@@ -162,6 +181,16 @@ class Budget:
             return value
         self.spend(size)
         return value
+
+
+#: what ``==``, ``<`` and ``in`` may read through at C speed: a step per this many characters, per
+#: item of a list (nested ones count as one), once longer than this
+_LONG = 64
+_LONG_KINDS = frozenset({str, list, dict})
+
+
+def _long(value: Any) -> int:
+    return len(value) // _LONG if value.__class__ is str else len(value)
 
 
 def type_name(value: Any) -> str:
@@ -270,6 +299,7 @@ class SetCache:
     def set_of(self, items: list[Any]) -> frozenset[Any]:
         found = self._sets.get(id(items))
         if found is None or found[0] is not items:
+            self.budget.spend(len(items))
             self.budget.build(len(items) * ENTRY)  # kept as long as the evaluation
             found = self._sets[id(items)] = (items, frozenset(_keys(items)))
         return found[1]
@@ -288,6 +318,8 @@ class SetCache:
         if container is None:
             return False
         if isinstance(container, dict | str):
+            if container.__class__ is str and len(container) > _LONG:
+                self.budget.spend(_long(container))  # a search through the text
             return isinstance(item, str) and item in container
         raise RuleFailure(f"`in` needs a list, map or string on its right, not {phrase(container)}")
 
