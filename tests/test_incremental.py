@@ -216,3 +216,21 @@ def test_the_repository_view_holds_until_a_folder_changes(tmp_path: Path) -> Non
     linked = DiskView(str(tmp_path))
     assert linked.is_file("tools/c.ts")
     assert not linked.still_current()
+
+
+def test_a_saved_file_keeps_the_view_unless_a_folder_changed(tmp_path: Path) -> None:
+    """Opening, saving or closing a file makes the next check look at the folders again: the view
+    is kept when none it read changed (with all computed from it), and made anew when one did."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "a.ts").write_text(MODULE)
+    a_minute_ago = time.time_ns() - 60_000_000_000
+    for folder in (tmp_path, tmp_path / "tools"):
+        os.utime(folder, ns=(a_minute_ago, a_minute_ago))
+    workspace = Workspace(None)
+    view = workspace.repository(str(tmp_path))
+    assert view.exists("tools/a.ts")
+    workspace.forget_disk()
+    assert workspace.repository(str(tmp_path)) is view
+    (tmp_path / "tools" / "b.ts").write_text(MODULE)
+    workspace.forget_disk()
+    assert workspace.repository(str(tmp_path)) is not view

@@ -120,8 +120,9 @@ class Workspace:
         return view
 
     def forget_disk(self) -> None:
-        """Read the folders again at the next check (a file was saved, opened or closed)."""
-        self._repositories.clear()
+        """Make the next check look at the folders again (a file was saved, opened or closed):
+        a view whose folders did not change is kept, with what was computed from it."""
+        self._repositories = {root: (float("-inf"), view) for root, (_, view) in self._repositories.items()}
 
     @property
     def program(self) -> dict[str, Any]:
