@@ -420,14 +420,17 @@ class Evaluation:
                 return
             self.budget.spend(len(items) * weight)
             self.budget.build(len(items) * room)
-            for item in items:
-                found = made.get(id(item))
+            keys = list(map(id, items))
+            # what the carried evaluation found for each item, looked up at C speed
+            carried_found = list(map(old.get, keys)) if old is not None else [None] * len(keys)
+            for item, key, found in zip(items, keys, carried_found, strict=True):
                 if found is None or found[0] is not item:
-                    found = old.get(id(item)) if old is not None else None
+                    found = made.get(key)  # the same item earlier in the list
                     if found is None or found[0] is not item:
                         found = (item, list(each(item)))
-                    made[id(item)] = found
-                yield from found[1]
+                made[key] = found
+                if found[1]:
+                    yield from found[1]
 
         return item_by_item
 
