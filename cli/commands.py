@@ -212,23 +212,13 @@ def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO
 
 
 def _help_pattern(run: ProjectRun) -> Regex | None:
-    """The rules' ``HELP_PATTERN``, compiled (RE2, as every pattern of the rules); a mistake in
-    it is one of the rules."""
+    """The rules' ``HELP_PATTERN``, compiled (RE2, as every pattern of the rules; ``output``
+    checked that it compiles, with a group)."""
     if HELP_PATTERN not in run.program["lets"]:
         return None
     from ..engine.lang import patterns
 
-    value = run.output(HELP_PATTERN)
-    try:
-        pattern = patterns.regex(text(value)) if isinstance(value, str) else None
-    except patterns.PatternError as err:
-        pattern, problem = None, f"`{HELP_PATTERN}`: {err}"
-    else:
-        problem = f"`{HELP_PATTERN}` must be a regular expression with a group (the help text)"
-    if pattern is not None and pattern.groups >= 1:
-        return pattern
-    file, line, column = run.program["defined"][f"let:{HELP_PATTERN}"]
-    raise RulesError(file, line, column, problem)
+    return patterns.regex(str(run.output(HELP_PATTERN)))
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:

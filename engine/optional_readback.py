@@ -1,6 +1,7 @@
 """``beeuni rules check`` of the names the engine reads only when a rule set defines them
 (``contract.OPTIONAL_READ_BACK_VALUES`` and ``…_FUNCTIONS``: the code frame's help part, the
-JSON Schema, what the language server completes, shows on hover and titles its quick fixes).
+JSON Schema, what the language server completes, shows on hover and titles its quick fixes),
+and of the regular expressions among the others (``readback.PATTERN_VALUES``).
 
 Each defined one is computed over a project without a manifest — a function called with each
 Beeuni tool's name, the kind of name an editor passes — and held against its shape
@@ -13,7 +14,7 @@ still found where it is read: the command (or the language server) reports it as
 from __future__ import annotations
 
 from .lang.errors import Problem, RulesError
-from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES
+from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, PATTERN_VALUES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -33,7 +34,7 @@ def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) 
     repo = Repository(folder)
     run = ProjectRun(repo, MANIFEST_NAME, program, merged=MergedManifest(repo, MANIFEST_NAME))
     problems: list[Problem] = []
-    for name in OPTIONAL_VALUES:
+    for name in (*OPTIONAL_VALUES, *PATTERN_VALUES):
         if name in program["lets"]:
             try:
                 run.output(name)

@@ -108,8 +108,7 @@ class ProjectRun:
     @cached_property
     def suppressions(self) -> Suppressions:
         """The suppression comments of the files read (``engine/suppress.py``)."""
-        file, line, column = self.program["defined"]["let:SUPPRESSION"]
-        syntax = Syntax(self.output("SUPPRESSION"), (file, line, column))
+        syntax = Syntax(self.output("SUPPRESSION"))
         return Suppressions(self.merged.sources, self.merged.stopped, syntax)
 
     @cached_property

@@ -17,6 +17,7 @@ pydantic model (``engine/resolved.py``); a test holds the two together.
 
 from __future__ import annotations
 
+from .lang import patterns
 from .lang.values import type_name
 from .located import LocatedConst, LocatedStr
 
@@ -89,6 +90,26 @@ class Str(Shape):
         if isinstance(value, str):
             return value
         raise self.wrong(value)
+
+
+class Regex(Str):
+    """A regular expression of the rules (RE2, ``lang/patterns.py``) with the groups the engine
+    reads: at least ``groups`` numbered ones, and those ``names``."""
+
+    def __init__(self, note: str, groups: int = 0, names: tuple[str, ...] = ()) -> None:
+        super().__init__(note)
+        self.groups = groups
+        self.names = names
+
+    def plain(self, value: Any) -> str:
+        text = super().plain(value)
+        try:
+            compiled = patterns.regex(text)
+        except patterns.PatternError as err:
+            raise WrongShape("", "", f"is not a regular expression the rules can use: {err}") from None
+        if compiled.groups < self.groups or not set(self.names) <= set(compiled.groupindex):
+            raise self.wrong(value)
+        return text
 
 
 class Literal(Shape):
@@ -411,7 +432,13 @@ VALUES: dict[str, Shape] = {
     "PROVIDER_KEYS": ListOf(Str(), "variable names"),
     "DAEMON_MESSAGES": DAEMON_MESSAGES,
     "SUPPRESSION": Record(
-        {"pattern": Str("a regular expression with groups `ids` and `reason`"), "separator": Str(), "comment": Str()}
+        {
+            "pattern": Regex(
+                "a regular expression with the groups (?P<ids>...) and (?P<reason>...)", 0, ("ids", "reason")
+            ),
+            "separator": Str(),
+            "comment": Str(),
+        }
     ),
     "modules_to_load": ListOf(Record({"name": NAME, "module": Str("a repo-relative path")})),
     "migrate_candidates": ListOf(MIGRATE_CANDIDATE),
@@ -419,6 +446,9 @@ VALUES: dict[str, Shape] = {
     "ENV_READERS": ListOf(Str(), "dotted names"),
     "BUN_MISSING": Str(),
 }
+#: the values above that hold a regular expression: checked when the rules are compiled, as the
+#: optional ones (``optional_readback.py``), not only when a manifest makes the engine read them
+PATTERN_VALUES = ("SUPPRESSION",)
 #: the functions the engine calls: the parameters it passes, and the shape of what they give
 FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "agent_tools": (("agent", "harness"), ListOf(LISTED_TOOL)),
@@ -445,7 +475,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
 
 #: the values read when the rules define them (``contract.OPTIONAL_READ_BACK_VALUES``)
 OPTIONAL_VALUES: dict[str, Shape] = {
-    "HELP_PATTERN": Str("a regular expression whose first group is a message's help part"),
+    "HELP_PATTERN": Regex("a regular expression with a group, a message's help part", 1),
     "MANIFEST_SCHEMA": Map("a JSON Schema"),
     "COMPLETIONS": ListOf(
         Record(

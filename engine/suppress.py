@@ -22,7 +22,6 @@ comment at the end of the line, else a new comment line above it.
 from __future__ import annotations
 
 from .lang import patterns
-from .lang.errors import RulesError
 from .located import LocatedStr
 from .source_text import SourceText
 
@@ -38,22 +37,15 @@ if TYPE_CHECKING:
 
 
 class Syntax:
-    """The comment syntax, as the rules define it (``SUPPRESSION``); ``where`` is that
-    definition's (file, line, column), for a mistake in it."""
+    """The comment syntax, as the rules define it (``SUPPRESSION``)."""
 
-    def __init__(self, definition: Any, where: tuple[str, int, int]) -> None:
-        try:
-            self.pattern = patterns.regex(str(definition["pattern"]))
-            self.separator = str(definition["separator"])
-            self.comment = str(definition["comment"])
-        except (TypeError, KeyError) as err:
-            raise RulesError(*where, f"`SUPPRESSION` lacks {err}") from None
-        except patterns.PatternError as err:
-            raise RulesError(*where, f"`SUPPRESSION.pattern`: {err}") from None
-        groups = self.pattern.groupindex
-        if not {"ids", "reason"} <= set(groups):
-            raise RulesError(*where, "`SUPPRESSION.pattern` needs the groups (?P<ids>...) and (?P<reason>...)")
-        self.ids_group: int = groups["ids"]  # RE2's match objects give positions by number only
+    def __init__(self, definition: Any) -> None:
+        """``definition`` as ``ProjectRun.output`` checked it (``readback.py``): its pattern a
+        regular expression of the rules with the two groups."""
+        self.pattern = patterns.regex(str(definition["pattern"]))
+        self.separator = str(definition["separator"])
+        self.comment = str(definition["comment"])
+        self.ids_group: int = self.pattern.groupindex["ids"]  # RE2's match objects give positions by number only
 
 
 class Suppressions:

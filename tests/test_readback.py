@@ -181,8 +181,7 @@ def test_shapes_and_model_have_the_same_fields_in_order(shape: readback.Shape, m
             'let HELP_PATTERN = "; (did you mean `[^`]*`\\?)"',
             'let HELP_PATTERN = ["did you mean"]',
             "let HELP_PATTERN",
-            "`HELP_PATTERN` must be a string (a regular expression whose first group is a message's help part), "
-            "not a list",
+            "`HELP_PATTERN` must be a string (a regular expression with a group, a message's help part), not a list",
         ),
         (
             "  return if record != null then [",
@@ -210,4 +209,33 @@ def test_an_editor_read_back_of_the_wrong_shape(tmp_path: Path, old: str, new: s
     result = run_beeuni(["rules", "check", str(rules)], cwd=tmp_path)
     where = f"{rules}/editors.rules:{line_of(rules, 'editors.rules', defined)}:1"
     assert f"{where}: error[rules] {message}" in result.stdout + result.stderr, result.stdout + result.stderr
+    assert result.code == 1
+
+
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        (
+            r'pattern: "#(?=[ \t]*beeuni:)[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)",',
+            "`SUPPRESSION.pattern` is not a regular expression the rules can use: regular expression `#(?=",
+        ),
+        (
+            r'pattern: "#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<rules>[^\]]*)\])?(?P<reason>.*)",',
+            "`SUPPRESSION.pattern` must be a string (a regular expression with the groups (?P<ids>...) and "
+            "(?P<reason>...)), not",
+        ),
+    ],
+    ids=["lookahead", "no ids group"],
+)
+def test_a_suppression_pattern_the_engine_cannot_use_is_found_by_rules_check(
+    tmp_path: Path, new: str, message: str
+) -> None:
+    """The engine reads SUPPRESSION.pattern on every run: a pattern RE2 refuses, or without the
+    groups it reads, is an error at the definition before any manifest meets it."""
+    old = r'pattern: "#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)",'
+    rules = edited_rules(tmp_path, "suppressions.rules", old, new)
+    result = run_beeuni(["rules", "check", str(rules)], cwd=tmp_path)
+    where = f"{rules}/suppressions.rules:{line_of(rules, 'suppressions.rules', 'let SUPPRESSION')}:1"
+    assert f"{where}: error[rules] {message}" in result.stdout, result.stdout + result.stderr
+    assert "uses lookahead `(?=…)`, which RE2 does not have" in result.stdout or "lookahead" not in new
     assert result.code == 1
