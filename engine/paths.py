@@ -35,6 +35,9 @@ def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> 
         raise
 
 
+_UNKNOWN = ""  # a path not resolved yet (a resolved one is a path or None, never empty)
+
+
 class LeavesRepository(ValueError):
     """A path that leads out of the repository, by ``..`` or through a symbolic link."""
 
@@ -56,11 +59,10 @@ class Repository:
     def relative(self, path: str) -> str | None:
         """``path`` as a normalised repo-relative path, or ``None`` when it is absolute or leaves
         the repository — by ``..`` or through a symbolic link anywhere along it."""
-        try:
-            return self._relative[path]
-        except KeyError:
+        found = self._relative.get(path, _UNKNOWN)
+        if found is _UNKNOWN:
             found = self._relative[path] = self._resolve(path)
-            return found
+        return found
 
     def _resolve(self, path: str) -> str | None:
         if not path or os.path.isabs(path) or path.startswith("\\"):

@@ -38,11 +38,13 @@ class Observer:
 
     def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
         key = (question, path)
-        try:
-            return self.answers[key]
-        except KeyError:
+        found = self.answers.get(key, _UNKNOWN)  # most questions are asked once: no KeyError raised
+        if found is _UNKNOWN:
             found = self.answers[key] = answer(path)
-            return found
+        return found
+
+
+_UNKNOWN = object()  # an answer not known yet
 
 
 def _str(value: Any) -> str | None:
