@@ -252,19 +252,22 @@ class _Generator:
         if first is not None and first["t"] == "for" and len(first["vars"]) == 1 and first["iter"]["t"] == "name":
             self.define(f"item:{index}")
             _, each = self.rule_function(
-                out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule
+                out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule, collect=True
             )
             self.loops[index] = [first["iter"]["name"], max(segments[1], 1), each]
 
     def rule_function(
-        self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node
+        self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node, collect: bool = False
     ) -> tuple[list[int], int]:
-        """``def header`` running ``steps`` and yielding the rule's findings; the steps before
-        its first loop, then those of each loop's body; the bytes built before its first loop
-        (or ``when``)."""
+        """``def header`` running ``steps`` and yielding the rule's findings (returning their
+        list, when ``collect``: cheaper than a generator for a function run once per item); the
+        steps before its first loop, then those of each loop's body; the bytes built before its
+        first loop (or ``when``)."""
         out.line(f"def {header}:")
         depth = out.indent
         out.indent += 1
+        if collect:
+            out.line("found_ = []")
         scope = set(scope)
         segments = [0]  # the steps before the first loop, then those of each loop's body
         loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
@@ -299,7 +302,11 @@ class _Generator:
         rooms[-1] += self.room(rule["at"]) + self.room(rule["message"]) + self.room(rule["fix"]) + DIAGNOSTIC
         # a fix is text, or null for no fix here
         fix = f"FIX({self.expr(rule['fix'], scope)})" if _has_fix(rule) else "None"
-        out.line(f"yield ({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}), {fix})")
+        finding = f"({self.expr(rule['at'], scope)}, T({self.expr(rule['message'], scope)}), {fix})"
+        out.line(f"found_.append({finding})" if collect else f"yield {finding}")
+        if collect:
+            out.indent = depth + 1
+            out.line("return found_")
         out.indent = depth
         weights = dict(zip(loops, segments[1:], strict=True))
         for line, room in zip(points, rooms[1:], strict=True):

@@ -163,10 +163,15 @@ class Evaluation:
         repository, the repository view."""
         found = self._kept.get(key)
         if found is None:
+            reads = self.program["reads"][key]
             if self._carried is None or (not self._same_repo and key in self._observes):
                 found = False
+            elif any(self._changed.get(name) for name in reads):
+                found = False  # known already: nothing to compute
             else:
-                found = not any(self.changed(name) for name in self.program["reads"][key])
+                # the facts first (cheap to compare), so that a changed fact spares computing lets
+                facts = self.facts
+                found = not any(self.changed(name) for name in sorted(reads, key=lambda name: name not in facts))
             self._kept[key] = found
         return found
 
@@ -427,7 +432,7 @@ class Evaluation:
                 if found is None or found[0] is not item:
                     found = made.get(key)  # the same item earlier in the list
                     if found is None or found[0] is not item:
-                        found = (item, list(each(item)))
+                        found = (item, each(item))
                 made[key] = found
                 if found[1]:
                     yield from found[1]
