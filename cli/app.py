@@ -91,6 +91,13 @@ def validate(
     module_timeout: Annotated[
         float, typer.Option("--module-timeout", metavar="S", help="Seconds one module may take to load.")
     ] = DEFAULT_MODULE_LIMIT,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Check even when nothing changed since the last check (also BEEUNI_NO_CACHE=1).",
+        ),
+    ] = False,
 ) -> None:
     """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
@@ -110,6 +117,7 @@ def validate(
                 max_warnings=max_warnings,
                 modules=modules,
                 module_timeout=module_timeout,
+                no_cache=no_cache,
             )
         )
     )

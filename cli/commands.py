@@ -13,7 +13,11 @@ from ..engine.lang import RulesError
 from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from ..engine.visible import visible
-from . import report
+from . import report, validate_cache
+from .diagnostic_text import EXIT_ERRORS as EXIT_ERRORS
+from .diagnostic_text import EXIT_FAILURE as EXIT_FAILURE
+from .diagnostic_text import EXIT_OK as EXIT_OK
+from .diagnostic_text import exit_status
 from .main import DEFAULT_MODULE_LIMIT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -25,8 +29,8 @@ if TYPE_CHECKING:
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.lang.patterns import Regex
     from .formats import Findings
+    from .validate_cache import Probe
 
-EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
 #: the rules' regular expression for the help part of a message, shown apart in a code frame
 HELP_PATTERN = "HELP_PATTERN"
 #: the rules' JSON Schema of a manifest
@@ -97,13 +101,22 @@ def validate(
     max_warnings: int | None = None,
     modules: bool = False,
     module_timeout: float = DEFAULT_MODULE_LIMIT,
+    no_cache: bool = False,
+    probe: Probe | None = None,
 ) -> int:
     """Check each manifest; several are reported one after the other, each under its path, and
     the exit status is the worst of them. The format goes to standard output, or with ``output``
     to that file while standard output gets text. ``quiet`` shows errors only; ``max_warnings``
     turns more warnings than that (all manifests together) into a failure, exit 1. With
     ``modules``, every declared module is also loaded in Bun, each within ``module_timeout``
-    seconds, and the rules check what that showed."""
+    seconds, and the rules check what that showed. Unless ``no_cache``, one manifest unchanged
+    since its last check is answered from the result cache (``validate_cache.py``; ``probe``:
+    the caller looked there already, and missed)."""
+    if probe is None:
+        probe = validate_cache.probe(paths, rules, modules, no_cache)
+        hit = probe.answer(output_format, output, quiet, max_warnings) if probe is not None else None
+        if hit is not None:
+            return hit
     checked = _check(paths, rules, module_timeout if modules else None)
     if output is not None:
         import io
@@ -116,13 +129,10 @@ def validate(
         output_format = "text"
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
     runs = [c.run for c in checked if c.run is not None]
+    if probe is not None and runs:
+        probe.keep(runs[0])
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
-    warnings = sum(run.count("warning") for run in runs)
-    if max_warnings is not None and warnings > max_warnings:
-        plural = "s" if warnings != 1 else ""
-        sys.stderr.write(f"beeuni: {warnings} warning{plural}, more than --max-warnings {max_warnings} allows\n")
-        worst = max(worst, EXIT_ERRORS)
-    return worst
+    return exit_status(worst, sum(run.count("warning") for run in runs), max_warnings)
 
 
 def _check(paths: list[str], rules: str | None, module_limit: float | None) -> list[Checked]:

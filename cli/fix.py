@@ -38,7 +38,7 @@ def validate_fix(paths: list[str], output_format: str, rules: str | None, write:
         changed = _fix(open_project(path, rules), write) or changed
     if not write:
         return commands.EXIT_ERRORS if changed else commands.EXIT_OK
-    return commands.validate(paths, output_format, rules, **options)
+    return commands.validate(paths, output_format, rules, no_cache=True, **options)
 
 
 def _fix(run: ProjectRun, write: bool) -> bool:

@@ -41,7 +41,7 @@ RULES_CHECK_FORMATS = ("text", "github", "sarif", "gitlab")
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
-    [--modules] [--module-timeout S]``
+    [--modules] [--module-timeout S] [--no-cache]``
     → (paths, keyword arguments of ``commands.validate``), or None for anything this parser does
     not take (Typer then handles it, errors included)."""
     if not argv or argv[0] != "validate":
@@ -70,6 +70,8 @@ def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
             options["quiet"] = True
         elif arg == "--modules" and "modules" not in options:
             options["modules"] = True
+        elif arg == "--no-cache" and "no_cache" not in options:
+            options["no_cache"] = True
         elif arg.startswith("-"):
             return None
         else:
@@ -148,10 +150,25 @@ def main() -> None:
 def run_command(argv: list[str]) -> None:
     fast = parse_validate(argv)
     if fast is not None:
+        paths, options = fast
+        # a project unchanged since its last check is answered before the check is even imported
+        from . import validate_cache
+
+        probe = validate_cache.probe(
+            paths, options.get("rules"), options.get("modules", False), options.get("no_cache", False)
+        )
+        if probe is not None:
+            hit = probe.answer(
+                options.get("output_format", "text"),
+                options.get("output"),
+                options.get("quiet", False),
+                options.get("max_warnings"),
+            )
+            if hit is not None:
+                sys.exit(hit)
         from . import commands
 
-        paths, options = fast
-        sys.exit(commands.guarded(lambda: commands.validate(paths, **options)))
+        sys.exit(commands.guarded(lambda: commands.validate(paths, probe=probe, **options)))
     resolving = parse_resolve(argv)
     if resolving is not None:
         from . import commands

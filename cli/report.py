@@ -12,14 +12,13 @@ import sys
 from ..engine.lang.evaluator import Diagnostic
 from ..engine.lang.values import text
 from ..engine.visible import visible, visible_json
+from . import diagnostic_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
-
-SEVERITIES = ("error", "warning", "info")
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -28,7 +27,7 @@ def use_colour(stream: TextIO) -> bool:
 
 def diagnostic_line(diagnostic: Diagnostic) -> str:
     d = diagnostic
-    return f"{d.file}:{d.line}:{d.column}: {d.severity}[{d.rule}] {d.message}"
+    return diagnostic_text.line(d.file, d.line, d.column, d.severity, d.rule, d.message)
 
 
 def write_diagnostics(diagnostics: Sequence[Diagnostic], stream: TextIO = sys.stdout) -> None:
@@ -49,20 +48,11 @@ def write_json(document: Any, stream: TextIO | None = None) -> None:
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
-    return {
-        "manifest": manifest,
-        "diagnostics": [d.as_dict() for d in diagnostics],
-        "errors": sum(1 for d in diagnostics if d.severity == "error"),
-        "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
-    }
+    return diagnostic_text.validate_document(manifest, [d.as_dict() for d in diagnostics])
 
 
 def summary(diagnostics: Sequence[Diagnostic]) -> str:
-    counts = dict.fromkeys(SEVERITIES, 0)
-    for d in diagnostics:
-        counts[d.severity] = counts.get(d.severity, 0) + 1
-    parts = [f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n]
-    return ", ".join(parts) if parts else "no problems"
+    return diagnostic_text.summary(d.severity for d in diagnostics)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -17,11 +17,8 @@ Facts handed to the rules (see ``docs/rules-language.md``):
 
 from __future__ import annotations
 
-import os
-import stat
-
 from .located import LocatedMap, LocatedStr
-from .paths import Repository
+from .paths import MISSING, Repository
 from .reparse import Parsed, parse
 from .yaml_loader import MAX_FILE_BYTES, LoadProblem
 
@@ -152,16 +149,11 @@ def _import_target(
 
 def _read(repo: Repository, path: str, imported_at: LocatedStr | None, problems: list[LoadProblem]) -> bytes | None:
     where = imported_at.loc if imported_at is not None else (path, 1, 1)
-    full = repo.absolute(path)
-    if not os.path.lexists(full):
+    found = repo.read(path, MAX_FILE_BYTES)
+    if isinstance(found, bytes):
+        return found
+    if found == MISSING:
         problems.append(LoadProblem("import-missing", where, path=path))
-        return None
-    try:
-        if not stat.S_ISREG(os.stat(full).st_mode):
-            problems.append(LoadProblem("import-unreadable", where, "not a regular file", path=path))
-            return None
-        with open(full, "rb") as handle:
-            return handle.read(MAX_FILE_BYTES + 1)  # more is refused anyway: never read a huge file whole
-    except OSError as err:
-        problems.append(LoadProblem("import-unreadable", where, err.strerror or str(err), path=path))
+    else:
+        problems.append(LoadProblem("import-unreadable", where, found, path=path))
     return None

@@ -35,6 +35,35 @@ def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> 
         raise
 
 
+MANIFEST_NAME = "beeuni.yaml"
+
+
+def manifest_path(path: str) -> str:
+    """The manifest a path on the command line names: the file itself, or a folder's manifest."""
+    return os.path.join(path, MANIFEST_NAME) if os.path.isdir(path) else path
+
+
+#: what ``read_file`` gives for a path where nothing is (not even a broken link)
+MISSING = ""
+#: what ``read_file`` gives for a folder, a device, ... (no regular file)
+NOT_REGULAR = "not a regular file"
+
+
+def read_file(full: str, limit: int) -> bytes | str:
+    """The bytes of the file at ``full`` (at most ``limit + 1``: more is refused anyway, and a
+    huge file is never read whole), or, as a string, why not: ``MISSING``, ``NOT_REGULAR`` or
+    the system's reason."""
+    if not os.path.lexists(full):
+        return MISSING
+    try:
+        if not stat.S_ISREG(os.stat(full).st_mode):
+            return NOT_REGULAR
+        with open(full, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError as err:
+        return err.strerror or str(err)
+
+
 _UNKNOWN = ""  # a path not resolved yet (a resolved one is a path or None, never empty)
 
 
@@ -52,6 +81,9 @@ class Repository:
         self._real_dirs: dict[str, str] = {}
         self._relative: dict[str, str | None] = {}
         self._folders: dict[str, dict[str, os.DirEntry[str]]] = {}
+        #: repo-relative path → what ``read`` found there (the result cache re-reads them)
+        self.reads: dict[str, bytes | str] = {}
+        self.read_limit = 0
 
     def absolute(self, relative: str) -> str:
         return os.path.join(self.root, relative)
@@ -92,6 +124,16 @@ class Repository:
                 entries = {}
             self._folders[folder] = entries
         return entries.get(name)
+
+    def read(self, relative: str, limit: int) -> bytes | str:
+        """``read_file`` of a repository file, remembered in ``reads``."""
+        found = self.reads[relative] = read_file(self.absolute(relative), limit)
+        self.read_limit = limit
+        return found
+
+    def relative_answers(self) -> dict[str, str | None]:
+        """Every path ``relative`` was asked about, with its answer."""
+        return {str(path): answer for path, answer in self._relative.items()}
 
     def inside(self, path: str) -> bool:
         return self.relative(path) is not None

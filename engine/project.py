@@ -19,7 +19,8 @@ from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
-from .paths import Repository
+from .paths import MANIFEST_NAME as MANIFEST_NAME
+from .paths import Repository, manifest_path
 from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
 from .suppress import Suppressions, Syntax
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .text_edit import TextEdit
-
-MANIFEST_NAME = "beeuni.yaml"
 
 
 class ManifestNotFound(Exception):
@@ -50,7 +49,7 @@ def shipped_rules() -> str:
 def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:
     """The repository and the manifest's repo-relative path for a folder or a manifest file."""
     candidate = os.fspath(path)
-    manifest = os.path.join(candidate, MANIFEST_NAME) if os.path.isdir(candidate) else candidate
+    manifest = manifest_path(candidate)
     if not os.path.isfile(manifest):
         raise ManifestNotFound(manifest)
     return Repository(os.path.dirname(os.path.abspath(manifest))), os.path.basename(manifest)

@@ -1,0 +1,92 @@
+"""``beeuni validate`` answered from the result cache (``engine/result_cache.py``).
+
+Before a check, ``Probe`` names the record of this manifest and rule set; a hit is written here,
+in the format asked for, with nothing imported that a check needs (no YAML, no rules, no
+evaluator). A miss runs the check, and ``keep`` stores its diagnostics — before any format, so
+that the next run, in whatever format, quiet or not, writes them as a check would.
+
+Answered here: one manifest, in ``text`` or ``concise`` when standard output is no terminal
+(one plain line each) and in ``json``; without ``--output`` and ``--modules``. Anything else
+(code frames, colour, the machine formats, several manifests) is checked as always, and its
+diagnostics still stored for the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..engine import result_cache
+from ..engine.paths import manifest_path
+from . import diagnostic_text
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..engine.project import ProjectRun
+
+#: the shipped rules folder (``engine.project.shipped_rules()``, without importing the rules package)
+SHIPPED_RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
+ANSWERED_FORMATS = ("text", "concise", "json")
+
+
+class Probe:
+    """The result cache's record for one manifest and rule set."""
+
+    __slots__ = ("key", "made_by", "root")
+
+    def __init__(self, path: str, rules: str | None) -> None:
+        manifest = os.path.abspath(manifest_path(path))
+        folder, shown = (SHIPPED_RULES, "rules") if rules is None else (os.path.abspath(rules), rules)
+        self.key = result_cache.key_of("validate", manifest, folder, shown, ())
+        self.root = os.path.realpath(os.path.dirname(manifest))
+        self.made_by = result_cache.fingerprint(folder) if os.path.isfile(manifest) else None
+
+    def answer(self, output_format: str, output: str | None, quiet: bool, max_warnings: int | None) -> int | None:
+        """The exit status, the result written, when the record holds; None for a miss."""
+        if output is not None or output_format not in ANSWERED_FORMATS:
+            return None
+        if output_format != "json" and sys.stdout.isatty():
+            return None  # code frames or colour: the check's own writers
+        result = result_cache.lookup(self.key, self.root, self.made_by)
+        if result is None:
+            return None
+        return write(result, output_format, quiet, max_warnings)
+
+    def keep(self, run: ProjectRun) -> None:
+        """Store the diagnostics of ``run`` (checked, and written) with its dependency record."""
+        result = (run.manifest, [d.as_dict() for d in run.diagnostics()])
+        result_cache.store(self.key, self.made_by, run.repo, run.observer.answers, result)
+
+
+def probe(paths: list[str], rules: str | None, modules: bool, no_cache: bool) -> Probe | None:
+    """The probe of a run the result cache may serve; None when it may not (turned off, several
+    manifests, modules loaded in Bun: their answers are not the repository's)."""
+    if no_cache or modules or len(paths) != 1 or result_cache.disabled_by_environment():
+        return None
+    return Probe(paths[0], rules)
+
+
+def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None) -> int:
+    """Write a stored result as ``commands.validate`` writes a checked one."""
+    manifest, diagnostics = result
+    shown = [d for d in diagnostics if d["severity"] == "error"] if quiet else diagnostics
+    if output_format == "json":
+        from ..engine.visible import visible_json
+        from .json_out import dumps
+
+        sys.stdout.write(visible_json(dumps(diagnostic_text.validate_document(manifest, shown))) + "\n")
+    else:
+        line = diagnostic_text.line
+        sys.stdout.write(
+            "".join(
+                line(d["file"], d["line"], d["column"], d["severity"], d["rule"], d["message"]) + "\n" for d in shown
+            )
+        )
+        if not quiet:
+            sys.stderr.write(f"{manifest}: {diagnostic_text.summary(d['severity'] for d in diagnostics)}\n")
+    errors = any(d["severity"] == "error" for d in diagnostics)
+    warnings = sum(1 for d in diagnostics if d["severity"] == "warning")
+    return diagnostic_text.exit_status(diagnostic_text.EXIT_ERRORS if errors else 0, warnings, max_warnings)

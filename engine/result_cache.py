@@ -1,0 +1,162 @@
+"""The result cache: a run on unchanged input answers from the last run's result.
+
+As ruff, mypy and eslint do, a check of a project nothing changed in since its last check does
+not check again: it reads the YAML of no manifest, loads no rules and evaluates none. Beside the
+result, the last run left its *dependency record* — everything its answer was made of:
+
+- what beeuni is: the Python version, this cache's format, and the size and modification time
+  of every module and grammar file of the installed package (a new version or a rebuilt wheel
+  changes them);
+- the rules: the rules folder, the name of each ``*.rules`` file in it and its content;
+- the command, its options that change the result, and the manifest's absolute path;
+- every file the run read (the manifest and its imports), with its whole content — or why it
+  could not be read; compared byte for byte, no hash that could collide;
+- every question the run asked about the repository (``paths.Repository``: where a path leads,
+  whether it is there, is a file, what a folder holds) with its answer.
+
+A later run re-reads those files and asks those questions again of the repository as it is now;
+only when every answer is the same is the stored result used. So a result is never stale: the
+run that made it could not have told the two repositories apart. Nothing of the environment
+enters a result (the output's colour is decided per run, when the result is written).
+
+The record is written (temporary file, then rename) to the same folder as the rule cache, never
+into the repository; a record that cannot be read or is not one (truncated, another version's,
+another file's) is a miss, a folder that cannot be written is skipped. ``--no-cache`` or
+``BEEUNI_NO_CACHE=1`` turn it off.
+"""
+
+from __future__ import annotations
+
+import binascii
+import marshal
+import os
+import sys
+
+from .lang.cache import cache_dir
+from .paths import Repository, read_file
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Bump when the record's shape changes.
+FORMAT = 1
+#: set (to anything but empty or ``0``) to neither read nor write results
+NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
+#: the questions a run may ask of the repository: ``Repository`` methods of one path
+QUESTIONS = frozenset(("inside", "exists", "is_file", "list_dir"))
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CODE_FOLDERS = ("", "engine", os.path.join("engine", "lang"), "cli", os.path.join("cli", "formats"))
+
+
+def disabled_by_environment() -> bool:
+    return os.environ.get(NO_CACHE_VARIABLE, "") not in ("", "0")
+
+
+def _code() -> list[tuple[str, int, int]]:
+    """What identifies the installed beeuni: its modules' names, sizes and modification times."""
+    found = []
+    for folder in _CODE_FOLDERS:
+        with os.scandir(os.path.join(_PACKAGE, folder)) as entries:
+            for entry in entries:
+                if entry.name.endswith((".py", ".lark")) and entry.is_file():
+                    info = entry.stat()
+                    found.append((os.path.join(folder, entry.name), info.st_size, info.st_mtime_ns))
+    found.sort()
+    return found
+
+
+def _rules(folder: str) -> list[tuple[str, bytes]]:
+    """The ``*.rules`` files of the rules folder and their content (the rule cache's own key is
+    in the rule cache; this one compares content, for a result that depends on every byte)."""
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".rules"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                found.append((name, handle.read()))
+    return found
+
+
+def _record_file(key: str) -> str:
+    return os.path.join(cache_dir(), f"result-{binascii.crc32(key.encode()):08x}.marshal")
+
+
+def key_of(command: str, manifest: str, rules_folder: str, rules_shown: str, options: tuple[Any, ...]) -> str:
+    """What names a record: the command, the manifest's absolute path, the rules folder (and how
+    messages name it), the options that change the result, and the Python that ran it."""
+    return "\n".join(
+        (f"beeuni-result/{FORMAT}/{sys.version}", command, manifest, rules_folder, rules_shown, repr(options))
+    )
+
+
+def fingerprint(rules_folder: str) -> Any:
+    """What this run's beeuni and rules are (taken before the run: a rule edited while it runs
+    then makes the record a miss, never a wrong hit); None when the rules cannot be read."""
+    try:
+        return (_code(), _rules(rules_folder))
+    except OSError:
+        return None
+
+
+def lookup(key: str, root: str, made_by: Any) -> Any:
+    """The stored result for ``key`` when every dependency it records is unchanged — the
+    repository at ``root`` (real path), beeuni and the rules as ``fingerprint`` found them;
+    else None."""
+    if made_by is None:
+        return None
+    try:
+        with open(_record_file(key), "rb") as handle:
+            record = marshal.loads(handle.read())
+        if not isinstance(record, dict) or record.get("key") != key:
+            return None
+        if record["made_by"] != made_by or record["root"] != root:
+            return None
+        repo = Repository(root)
+        limit = record["read_limit"]
+        for path, found in record["reads"].items():
+            if read_file(repo.absolute(path), limit) != found:
+                return None
+        for path, answer in record["relative"].items():
+            if repo.relative(path) != answer:
+                return None
+        for question, path, answer in record["answers"]:
+            if question not in QUESTIONS or getattr(repo, question)(path) != answer:
+                return None
+        return record["result"]
+    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # no record, or a broken or foreign one: a miss
+
+
+def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str], Any], result: Any) -> None:
+    """Keep ``result`` with the dependency record of the run that made it (``answers``: the
+    questions the rules asked of ``repo``, with their answers)."""
+    import tempfile
+
+    if made_by is None or any(question not in QUESTIONS for question, _ in answers):
+        return  # a question this cache cannot ask again: no record rather than a wrong one
+    try:
+        record = {
+            "key": key,
+            "made_by": made_by,
+            "root": repo.root,
+            "read_limit": repo.read_limit,
+            "reads": dict(repo.reads),
+            "relative": repo.relative_answers(),
+            "answers": [(question, str(path), answer) for (question, path), answer in answers.items()],
+            "result": result,
+        }
+        data = marshal.dumps(record)
+        folder = cache_dir()
+        os.makedirs(folder, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".result-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, _record_file(key))
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except (OSError, ValueError):
+        pass  # a folder that cannot be written, or a value marshal does not take: no record
