@@ -261,11 +261,17 @@ def resolve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the resolved tool set as JSON.")] = False,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of the resolved tool set.")] = False,
     rules: RulesOption = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache", help="Resolve even when nothing changed since the last resolve (also BEEUNI_NO_CACHE=1)."
+        ),
+    ] = False,
 ) -> None:
     """Resolve the tool set the daemon loads: per harness, what each agent and subagent sees."""
     if schema:
         _exit(commands.guarded(commands.resolve_schema))
-    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json)))
+    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json, no_cache=no_cache)))
 
 
 @app.command()

@@ -13,11 +13,11 @@ from ..engine.lang import RulesError
 from ..engine.lang.values import text
 from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from ..engine.visible import visible
-from . import report, validate_cache
+from . import cached_results, report
 from .diagnostic_text import EXIT_ERRORS as EXIT_ERRORS
 from .diagnostic_text import EXIT_FAILURE as EXIT_FAILURE
 from .diagnostic_text import EXIT_OK as EXIT_OK
-from .diagnostic_text import exit_status
+from .diagnostic_text import exit_status, note_errors
 from .main import DEFAULT_MODULE_LIMIT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.lang.patterns import Regex
+    from .cached_results import Probe
     from .formats import Findings
-    from .validate_cache import Probe
 
 #: the rules' regular expression for the help part of a message, shown apart in a code frame
 HELP_PATTERN = "HELP_PATTERN"
@@ -110,10 +110,10 @@ def validate(
     turns more warnings than that (all manifests together) into a failure, exit 1. With
     ``modules``, every declared module is also loaded in Bun, each within ``module_timeout``
     seconds, and the rules check what that showed. Unless ``no_cache``, one manifest unchanged
-    since its last check is answered from the result cache (``validate_cache.py``; ``probe``:
+    since its last check is answered from the result cache (``cached_results.py``; ``probe``:
     the caller looked there already, and missed)."""
     if probe is None:
-        probe = validate_cache.probe(paths, rules, modules, no_cache)
+        probe = cached_results.probe(paths, rules, modules, no_cache)
         hit = probe.answer(output_format, output, quiet, max_warnings) if probe is not None else None
         if hit is not None:
             return hit
@@ -331,30 +331,23 @@ def _agent(run: ProjectRun, name: str) -> None:
         raise UsageError(f"no agent named `{name}` in {run.manifest}; agents: {listed}")
 
 
-def resolve(path: str, rules: str | None, as_json: bool) -> int:
+def resolve(path: str, rules: str | None, as_json: bool, no_cache: bool = False, probe: Probe | None = None) -> int:
+    """Print the resolved tool set. Unless ``no_cache``, a project unchanged since its last
+    resolve is answered from the result cache (``probe``: the caller looked there already)."""
     from ..engine.resolve import resolve as resolve_tool_set
 
+    if probe is None:
+        probe = cached_results.probe_resolve(path, rules, no_cache)
+        hit = probe.answer_resolve(as_json) if probe is not None else None
+        if hit is not None:
+            return hit
     run = open_project(path, rules)
     resolved = resolve_tool_set(run)
-    if as_json:
-        report.write_json(resolved)
-        return _note_errors(run)
-    rows = []
-    for harness in resolved["harnesses"]:
-        views = {view["id"]: view["tools"] for view in harness["views"]}
-        for agent in harness["agents"]:
-            secrets = resolved["secrets"].get(agent["name"], [])
-            rows.append(
-                (
-                    harness["name"],
-                    agent["name"],
-                    len(views[agent["view"]]) + len(agent["connectors"]),
-                    "yes" if agent["can_delegate"] else "no",
-                    secrets if isinstance(secrets, str) else ", ".join(secrets) or "-",
-                )
-            )
-    sys.stdout.write(report.table(("HARNESS", "AGENT", "TOOLS", "SUBAGENTS", "SECRETS"), rows))
-    return _note_errors(run)
+    report.write_resolved(resolved, as_json)
+    errors = run.count("error")
+    if probe is not None:
+        probe.keep_result(run, (run.manifest, errors, resolved))
+    return note_errors(run.manifest, errors)
 
 
 def resolve_schema() -> int:
@@ -366,11 +359,7 @@ def resolve_schema() -> int:
 
 def _note_errors(run: Any) -> int:
     """Listing commands still list; a manifest with errors is said on stderr and exits 1."""
-    errors = run.count("error")
-    if not errors:
-        return EXIT_OK
-    sys.stderr.write(f"beeuni: {run.manifest} has {errors} error{'s' if errors != 1 else ''}; run `beeuni validate`\n")
-    return EXIT_ERRORS
+    return note_errors(run.manifest, run.count("error"))
 
 
 def manifest_schema(rules: str | None) -> int:

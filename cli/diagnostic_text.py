@@ -1,5 +1,5 @@
 """The plain text of diagnostics, from their fields: shared by a checked run (``report.py``) and
-a run answered from the result cache (``validate_cache.py``), which imports nothing else."""
+a run answered from the result cache (``cached_results.py``), which imports nothing else."""
 
 from __future__ import annotations
 
@@ -45,3 +45,11 @@ def exit_status(worst: int, warnings: int, max_warnings: int | None) -> int:
         sys.stderr.write(f"beeuni: {warnings} warning{plural}, more than --max-warnings {max_warnings} allows\n")
         worst = max(worst, EXIT_ERRORS)
     return worst
+
+
+def note_errors(manifest: str, errors: int) -> int:
+    """Listing commands still list; a manifest with errors is said on stderr and exits 1."""
+    if not errors:
+        return EXIT_OK
+    sys.stderr.write(f"beeuni: {manifest} has {errors} error{'s' if errors != 1 else ''}; run `beeuni validate`\n")
+    return EXIT_ERRORS

@@ -80,7 +80,7 @@ def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
 
 
 def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """``resolve [PATH] [--json] [--rules DIR]`` → (path, keyword arguments of
+    """``resolve [PATH] [--json] [--rules DIR] [--no-cache]`` → (path, keyword arguments of
     ``commands.resolve``), or None for anything else (``--schema`` included: Typer takes it)."""
     if not argv or argv[0] != "resolve":
         return None
@@ -97,6 +97,8 @@ def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
             options["rules"] = value
         elif arg == "--json" and not options["as_json"]:
             options["as_json"] = True
+        elif arg == "--no-cache" and "no_cache" not in options:
+            options["no_cache"] = True
         elif arg.startswith("-") or path is not None:
             return None
         else:
@@ -152,9 +154,9 @@ def run_command(argv: list[str]) -> None:
     if fast is not None:
         paths, options = fast
         # a project unchanged since its last check is answered before the check is even imported
-        from . import validate_cache
+        from . import cached_results
 
-        probe = validate_cache.probe(
+        probe = cached_results.probe(
             paths, options.get("rules"), options.get("modules", False), options.get("no_cache", False)
         )
         if probe is not None:
@@ -171,10 +173,17 @@ def run_command(argv: list[str]) -> None:
         sys.exit(commands.guarded(lambda: commands.validate(paths, probe=probe, **options)))
     resolving = parse_resolve(argv)
     if resolving is not None:
+        path, keywords = resolving
+        from . import cached_results
+
+        resolve_probe = cached_results.probe_resolve(path, keywords["rules"], keywords.get("no_cache", False))
+        if resolve_probe is not None:
+            answered = resolve_probe.answer_resolve(keywords["as_json"])
+            if answered is not None:
+                sys.exit(answered)
         from . import commands
 
-        path, keywords = resolving
-        sys.exit(commands.guarded(lambda: commands.resolve(path, **keywords)))
+        sys.exit(commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords)))
     checking = parse_rules_check(argv)
     if checking is not None:
         from . import commands

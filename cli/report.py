@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ..engine.lang.evaluator import Diagnostic
 from ..engine.lang.values import text
 from ..engine.visible import visible, visible_json
 from . import diagnostic_text
@@ -19,6 +18,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
+
+    from ..engine.lang.evaluator import Diagnostic
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -64,3 +65,25 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         padded = [cell.ljust(width + 2) for cell, width in zip(row, widths, strict=False)]
         lines.append("".join(padded) + row[-1])
     return "\n".join(lines) + "\n"
+
+
+def write_resolved(resolved: dict[str, Any], as_json: bool) -> None:
+    """``beeuni resolve``'s output: the resolved set as JSON, or a row per harness and agent."""
+    if as_json:
+        write_json(resolved)
+        return
+    rows = []
+    for harness in resolved["harnesses"]:
+        views = {view["id"]: view["tools"] for view in harness["views"]}
+        for agent in harness["agents"]:
+            secrets = resolved["secrets"].get(agent["name"], [])
+            rows.append(
+                (
+                    harness["name"],
+                    agent["name"],
+                    len(views[agent["view"]]) + len(agent["connectors"]),
+                    "yes" if agent["can_delegate"] else "no",
+                    secrets if isinstance(secrets, str) else ", ".join(secrets) or "-",
+                )
+            )
+    sys.stdout.write(table(("HARNESS", "AGENT", "TOOLS", "SUBAGENTS", "SECRETS"), rows))

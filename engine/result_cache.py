@@ -32,7 +32,7 @@ import marshal
 import os
 import sys
 
-from .lang.cache import cache_dir
+from .cache_folder import cache_dir
 from .paths import Repository, read_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -129,6 +129,23 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
         return None  # no record, or a broken or foreign one: a miss
 
 
+def plain(value: Any) -> Any:
+    """``value`` made of the built-in types only (a located string becomes a string): what
+    ``marshal`` writes. A value of another type raises ``ValueError``: no record is made."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if isinstance(value, dict):
+        return {plain(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        items = [plain(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    for base in (str, bool, int, float):
+        if isinstance(value, base):
+            return base(value)
+    raise ValueError(f"no plain value: {kind.__name__}")
+
+
 def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str], Any], result: Any) -> None:
     """Keep ``result`` with the dependency record of the run that made it (``answers``: the
     questions the rules asked of ``repo``, with their answers)."""
@@ -145,7 +162,7 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str
             "reads": dict(repo.reads),
             "relative": repo.relative_answers(),
             "answers": [(question, str(path), answer) for (question, path), answer in answers.items()],
-            "result": result,
+            "result": plain(result),
         }
         data = marshal.dumps(record)
         folder = cache_dir()

@@ -1,4 +1,4 @@
-"""The result cache (engine/result_cache.py): a run on an unchanged project answers from the last
+"""The result cache (engine/result_cache.py): a `validate` or `resolve` of an unchanged project answers from the last
 run's result — and never with a stale one. Every step below changes the project the way a user
 or a checkout does, and the cached run's output must equal a `--no-cache` run's, byte for byte."""
 
@@ -16,7 +16,14 @@ import pytest
 from conftest import ROOT, run_beeuni
 
 STARTER = ROOT / "examples" / "starter"
-FORMS = [[], ["--format", "json"], ["--quiet"], ["--format", "concise", "--max-warnings", "0"]]
+FORMS = [
+    ["validate"],
+    ["validate", "--format", "json"],
+    ["validate", "--quiet"],
+    ["validate", "--format", "concise", "--max-warnings", "0"],
+    ["resolve"],
+    ["resolve", "--json"],
+]
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -35,7 +42,7 @@ def _tree(folder: Path) -> dict[str, str]:
 def _same_as_uncached(project: Path, cache: Path, extra: list[str] | None = None, step: str = "") -> None:
     env = {"BEEUNI_CACHE_DIR": str(cache)}
     for form in FORMS:
-        args = ["validate", str(project), *form, *(extra or [])]
+        args = [form[0], str(project), *form[1:], *(extra or [])]
         before = _tree(project)
         cached = run_beeuni(args, cwd=project.parent, env=env)
         again = run_beeuni(args, cwd=project.parent, env=env)  # answered from the record just made
@@ -119,6 +126,7 @@ def test_a_cached_run_equals_a_fresh_check_after_every_change(tmp_path: Path) ->
     for step, change in _steps(project, outside):
         change()
         _same_as_uncached(project, cache, step=step)
+    assert len(list(cache.glob("result-*"))) == 2  # validate's and resolve's: both were kept
 
 
 def test_a_changed_rules_folder_is_never_answered_from_the_cache(tmp_path: Path) -> None:
@@ -176,19 +184,27 @@ def test_turned_off_by_flag_or_environment(tmp_path: Path) -> None:
         assert not list(cache.glob("result-*"))
 
 
-def test_a_hit_imports_neither_yaml_nor_the_rules(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "light"),
+    [
+        # a line per diagnostic needs no more than the record: not even `re`
+        ("validate", "('yaml', 'lark', 'typing', 'json', 're')"),
+        ("resolve", "('yaml', 'lark', 'typing')"),
+    ],
+)
+def test_a_hit_imports_neither_yaml_nor_the_rules(tmp_path: Path, command: str, light: str) -> None:
     """An unchanged project is answered without YAML, the evaluator, the project or the rules."""
     probe = (
-        "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'validate', sys.argv[1]]\n"
+        f"import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', '{command}', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'lark', 'typing', 'json')"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {light}"
         " or m in ('beeuni.engine.lang.evaluator', 'beeuni.engine.project', 'beeuni.engine.manifest',"
-        " 'beeuni.cli.commands', 'beeuni.cli.report', 'beeuni.rules'))\n"
+        " 'beeuni.cli.commands', 'beeuni.rules'))\n"
         "print(heavy, file=sys.stderr)"
     )
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1", "PATH": os.environ.get("PATH", "")}
-    command = [sys.executable, "-c", probe, str(STARTER)]
-    first = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    hit = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    command_line = [sys.executable, "-c", probe, str(STARTER)]
+    first = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
+    hit = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "'yaml'" in first.stderr, first.stderr  # the first run checks
     assert hit.stderr.strip().endswith("[]"), hit.stderr

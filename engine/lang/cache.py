@@ -17,6 +17,8 @@ import marshal
 import os
 import sys
 
+from ..cache_folder import cache_dir
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
@@ -24,16 +26,6 @@ if TYPE_CHECKING:
 
 #: Bump when the shape of the program (the syntax tree) changes.
 FORMAT = 1
-
-_ENV_VAR = "BEEUNI_CACHE_DIR"
-
-
-def cache_dir() -> str:
-    configured = os.environ.get(_ENV_VAR)
-    if configured:
-        return configured
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "beeuni")
 
 
 def cache_key(paths: list[str], extra: str) -> str:

@@ -1,14 +1,16 @@
-"""``beeuni validate`` answered from the result cache (``engine/result_cache.py``).
+"""``beeuni validate`` and ``beeuni resolve`` answered from the result cache
+(``engine/result_cache.py``).
 
-Before a check, ``Probe`` names the record of this manifest and rule set; a hit is written here,
-in the format asked for, with nothing imported that a check needs (no YAML, no rules, no
-evaluator). A miss runs the check, and ``keep`` stores its diagnostics — before any format, so
-that the next run, in whatever format, quiet or not, writes them as a check would.
+Before a check, ``Probe`` names the record of this command, manifest and rule set; a hit is
+written here, in the format asked for, with nothing imported that a check needs (no YAML, no
+rules; for ``validate`` not even the evaluator). A miss runs the check, and ``keep`` stores its
+result — for ``validate`` the diagnostics before any format, so that the next run, in whatever
+format, quiet or not, writes them as a check would; for ``resolve`` the resolved set.
 
-Answered here: one manifest, in ``text`` or ``concise`` when standard output is no terminal
-(one plain line each) and in ``json``; without ``--output`` and ``--modules``. Anything else
-(code frames, colour, the machine formats, several manifests) is checked as always, and its
-diagnostics still stored for the next run.
+``validate`` is answered here for one manifest, in ``text`` or ``concise`` when standard output
+is no terminal (one plain line each) and in ``json``; without ``--output`` and ``--modules``.
+Anything else (code frames, colour, the machine formats, several manifests) is checked as
+always, and its diagnostics still stored for the next run.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ class Probe:
 
     __slots__ = ("key", "made_by", "root")
 
-    def __init__(self, path: str, rules: str | None) -> None:
+    def __init__(self, command: str, path: str, rules: str | None) -> None:
         manifest = os.path.abspath(manifest_path(path))
         folder, shown = (SHIPPED_RULES, "rules") if rules is None else (os.path.abspath(rules), rules)
-        self.key = result_cache.key_of("validate", manifest, folder, shown, ())
+        self.key = result_cache.key_of(command, manifest, folder, shown, ())
         self.root = os.path.realpath(os.path.dirname(manifest))
         self.made_by = result_cache.fingerprint(folder) if os.path.isfile(manifest) else None
 
@@ -55,18 +57,39 @@ class Probe:
             return None
         return write(result, output_format, quiet, max_warnings)
 
+    def answer_resolve(self, as_json: bool) -> int | None:
+        """``resolve``'s exit status, the resolved set written, when the record holds; else None."""
+        result = result_cache.lookup(self.key, self.root, self.made_by)
+        if result is None:
+            return None
+        from . import report
+
+        manifest, errors, resolved = result
+        report.write_resolved(resolved, as_json)
+        return diagnostic_text.note_errors(manifest, errors)
+
     def keep(self, run: ProjectRun) -> None:
         """Store the diagnostics of ``run`` (checked, and written) with its dependency record."""
-        result = (run.manifest, [d.as_dict() for d in run.diagnostics()])
+        self.keep_result(run, (run.manifest, [d.as_dict() for d in run.diagnostics()]))
+
+    def keep_result(self, run: ProjectRun, result: Any) -> None:
+        """Store ``result``, what ``run`` gave, with its dependency record (after everything of it
+        was computed: the record holds every question the run asked)."""
         result_cache.store(self.key, self.made_by, run.repo, run.observer.answers, result)
 
 
 def probe(paths: list[str], rules: str | None, modules: bool, no_cache: bool) -> Probe | None:
-    """The probe of a run the result cache may serve; None when it may not (turned off, several
-    manifests, modules loaded in Bun: their answers are not the repository's)."""
+    """The probe of a ``validate`` the result cache may serve; None when it may not (turned off,
+    several manifests, modules loaded in Bun: their answers are not the repository's)."""
     if no_cache or modules or len(paths) != 1 or result_cache.disabled_by_environment():
         return None
-    return Probe(paths[0], rules)
+    return Probe("validate", paths[0], rules)
+
+
+def probe_resolve(path: str, rules: str | None, no_cache: bool) -> Probe | None:
+    if no_cache or result_cache.disabled_by_environment():
+        return None
+    return Probe("resolve", path, rules)
 
 
 def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None) -> int:
