@@ -6,7 +6,7 @@ result, the last run left its *dependency record* — everything its answer was 
 
 - what beeuni is: the Python version, this cache's format, and the size and modification time
   of every module and grammar file of the installed package (a new version or a rebuilt wheel
-  changes them);
+  changes them), and the versions of the libraries installed beside it (``*.dist-info``);
 - the rules: the rules folder, the name of each ``*.rules`` file in it and its content;
 - the command, its options that change the result, and the manifest's absolute path;
 - every file the run read (the manifest and its imports), with its whole content — or why it
@@ -56,8 +56,10 @@ def disabled_by_environment() -> bool:
 
 
 def _code() -> list[tuple[str, int, int]]:
-    """What identifies the installed beeuni: its modules' names, sizes and modification times."""
-    found = []
+    """What identifies the installed beeuni: its modules' names, sizes and modification times;
+    and the libraries installed beside it (PyYAML, RE2, ...): their ``*.dist-info`` folders'
+    names, which hold their versions."""
+    found = [(entry.name, 0, 0) for entry in os.scandir(os.path.dirname(_PACKAGE)) if entry.name.endswith(".dist-info")]
     for folder in _CODE_FOLDERS:
         with os.scandir(os.path.join(_PACKAGE, folder)) as entries:
             for entry in entries:
