@@ -7,9 +7,10 @@ the medians and beeuni's peak memory (the largest resident set of its runs, from
 large projects grow in steps, to show how time grows with the manifest. The two tools are run in
 turns, so that load from other processes on the machine falls on both alike.
 
-``validate`` gets two rows per project: the first check of a project (``--no-cache``: the YAML
-read, the rules evaluated; the rule cache warm) and an unchanged re-run (answered from the result
-cache, ``engine/result_cache.py``). The load average is printed before and after.
+``validate`` and ``resolve`` get three rows per project: the first run on a project
+(``--no-cache``: the YAML read, the rules evaluated; the rule cache warm), a run after an edit
+(the result cache misses, the record is written) and an unchanged re-run (answered from the
+result cache, ``engine/result_cache.py``). The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from generate import generate
@@ -41,13 +43,18 @@ def run_once(command: list[str], env: dict[str, str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss
 
 
-def timed(ours: list[str], theirs: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], list[float], int]:
+def timed(
+    ours: list[str], theirs: list[str], runs: int, env: dict[str, str], before: Callable[[], None]
+) -> tuple[list[float], list[float], int]:
     """Both commands, alternately ``runs`` times (after one warm-up each: the disk cache and the
-    rule cache); beeuni's times, yamllint's times and beeuni's peak memory."""
+    rule cache), ``before`` called before each of beeuni's runs; beeuni's times, yamllint's
+    times and beeuni's peak memory."""
+    before()
     run_once(ours, env)
     run_once(theirs, env)
     our_times, their_times, peak = [], [], 0
     for _ in range(runs):
+        before()
         elapsed, rss = run_once(ours, env)
         our_times.append(elapsed)
         peak = max(peak, rss)
@@ -55,26 +62,49 @@ def timed(ours: list[str], theirs: list[str], runs: int, env: dict[str, str]) ->
     return our_times, their_times, peak
 
 
-#: validate's rows: (what the row shows, the options that make it so)
-CACHE_VARIANTS = [("first run (--no-cache)", ["--no-cache"]), ("unchanged (result cache)", [])]
+def _unchanged() -> None:
+    pass
+
+
+class Edit:
+    """Before each run, a different last comment line in the root manifest: the result cache
+    misses, the project is checked and its record written, as after a user's edit."""
+
+    def __init__(self, manifest: Path) -> None:
+        self.manifest = manifest
+        self.text = manifest.read_text()
+        self.count = 0
+
+    def __call__(self) -> None:
+        self.count += 1
+        self.manifest.write_text(f"{self.text}# edit {self.count}\n")
 
 
 def rows(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str]) -> str:
-    """A row per variant: for ``validate`` a first run and an unchanged one, else one."""
-    if beeuni[1] != "validate":
-        return row(label, beeuni, files, runs, env)
+    """Three rows for ``validate`` and ``resolve``: the first run of a project (``--no-cache``:
+    the rule cache warm), a run after an edit (a miss, the record written) and an unchanged
+    re-run (answered from the result cache); one for any other command."""
+    if beeuni[1] not in ("validate", "resolve"):
+        return row(label, beeuni, files, runs, env, _unchanged)
+    variants = [
+        ("first run (--no-cache)", ["--no-cache"], _unchanged),
+        ("after an edit (miss, record written)", [], Edit(files[0])),
+        ("unchanged (result cache)", [], _unchanged),
+    ]
     return "\n".join(
-        row(f"{label}, {variant}", [*beeuni, *extra], files, runs, env) for variant, extra in CACHE_VARIANTS
+        row(f"{label}, {variant}", [*beeuni, *extra], files, runs, env, before) for variant, extra, before in variants
     )
 
 
-def row(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str]) -> str:
+def row(
+    label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str], before: Callable[[], None]
+) -> str:
     yamllint = [str(BIN / "yamllint"), "-d", "relaxed", *map(str, files)]
-    ours, theirs, peak = timed(beeuni, yamllint, runs, env)
+    ours, theirs, peak = timed(beeuni, yamllint, runs, env, before)
     ratio = statistics.median(ours) / statistics.median(theirs)
     best_ratio = min(ours) / min(theirs)
     return (
-        f"{label:<60} {min(ours):7.0f} {statistics.median(ours):7.0f}   "
+        f"{label:<72} {min(ours):7.0f} {statistics.median(ours):7.0f}   "
         f"{min(theirs):7.0f} {statistics.median(theirs):7.0f}   {ratio:5.2f}x {best_ratio:5.2f}x   {peak / 1024:5.0f}"
     )
 
@@ -97,14 +127,16 @@ def main() -> None:
         f"times in ms, peak memory in MB; load average {_load()}"
     )
     print(
-        f"{'project':<60} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   "
+        f"{'project':<72} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   "
         f"{'ratio':>6} {'(mins)':>6}   {'peak':>5}"
     )
     if "starter" in sizes:
-        starter = ROOT / "examples" / "starter"
+        starter = Path(tempfile.mkdtemp(prefix="beeuni-bench-")) / "starter"  # a copy: one row edits it
+        shutil.copytree(ROOT / "examples" / "starter", starter)
         files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
         command = [beeuni, options.command, *shown, str(starter)]
         print(rows("examples/starter", command, files, options.runs, env), flush=True)
+        shutil.rmtree(starter.parent)
     for tools in (int(size) for size in sizes if size != "starter"):
         agents = SIZES.get(tools, tools // 4)
         folder = Path(tempfile.mkdtemp(prefix="beeuni-bench-"))

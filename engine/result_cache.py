@@ -151,8 +151,6 @@ def plain(value: Any) -> Any:
 def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str], Any], result: Any) -> None:
     """Keep ``result`` with the dependency record of the run that made it (``answers``: the
     questions the rules asked of ``repo``, with their answers)."""
-    import tempfile
-
     if made_by is None or any(question not in QUESTIONS for question, _ in answers):
         return  # a question this cache cannot ask again: no record rather than a wrong one
     try:
@@ -169,11 +167,14 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str
         data = marshal.dumps(record)
         folder = cache_dir()
         os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".result-", suffix=".tmp")
+        target = _record_file(key)
+        # a temporary file of this process's own (no `tempfile`: its import costs more than a hit)
+        temporary = f"{target}.{os.getpid()}.tmp"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
-            os.replace(temporary, _record_file(key))
+            os.replace(temporary, target)
         except BaseException:
             os.unlink(temporary)
             raise
