@@ -54,7 +54,8 @@ def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None =
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={"NO_COLOR": "1", "PATH": "", **(env or {})},
+        # The tests' own cache folder (set below), never the user's: PATH and the rest stay out.
+        env={"NO_COLOR": "1", "PATH": "", "BEEUNI_CACHE_DIR": os.environ["BEEUNI_CACHE_DIR"], **(env or {})},
     )
     return Result(done.stdout, done.stderr, done.returncode)
 
