@@ -63,7 +63,13 @@ def test_plain_validate_imports_nothing_of_the_module_check(tmp_path: Path) -> N
         "print(sorted(m for m in sys.modules if m.startswith(('beeuni.daemon', 'jsonschema', 'selectors'))))"
     )
     command = [sys.executable, "-c", probe, str(STARTER)]
-    done = subprocess.run(command, capture_output=True, text=True, env={"NO_COLOR": "1"}, cwd=tmp_path)
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "BEEUNI_CACHE_DIR": str(tmp_path / "cache")},
+        cwd=tmp_path,
+    )
     assert done.stdout.strip().endswith("[]"), done.stdout + done.stderr
 
 
