@@ -27,12 +27,10 @@ another file's) is a miss, a folder that cannot be written is skipped. ``--no-ca
 
 from __future__ import annotations
 
-import binascii
-import marshal
 import os
 import sys
 
-from .cache_folder import cache_dir
+from .cache_folder import read_record, write_record
 from .paths import Repository, read_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -41,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Bump when the record's shape changes.
-FORMAT = 1
+FORMAT = 2
 #: set (to anything but empty or ``0``) to neither read nor write results
 NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
 #: the questions a run may ask of the repository: ``Repository`` methods of one path
@@ -81,10 +79,6 @@ def _rules(folder: str) -> list[tuple[str, bytes]]:
     return found
 
 
-def _record_file(key: str) -> str:
-    return os.path.join(cache_dir(), f"result-{binascii.crc32(key.encode()):08x}.marshal")
-
-
 def key_of(command: str, manifest: str, rules_folder: str, rules_shown: str, options: tuple[Any, ...]) -> str:
     """What names a record: the command, the manifest's absolute path, the rules folder (and how
     messages name it), the options that change the result, and the Python that ran it."""
@@ -108,10 +102,9 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
     else None."""
     if made_by is None:
         return None
+    record = read_record("result", key)
     try:
-        with open(_record_file(key), "rb") as handle:
-            record = marshal.loads(handle.read())
-        if not isinstance(record, dict) or record.get("key") != key:
+        if not isinstance(record, dict):
             return None
         if record["made_by"] != made_by or record["root"] != root:
             return None
@@ -127,8 +120,8 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
             if question not in QUESTIONS or getattr(repo, question)(path) != answer:
                 return None
         return record["result"]
-    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # no record, or a broken or foreign one: a miss
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # a broken or foreign record: a miss
 
 
 def plain(value: Any) -> Any:
@@ -155,7 +148,6 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str
         return  # a question this cache cannot ask again: no record rather than a wrong one
     try:
         record = {
-            "key": key,
             "made_by": made_by,
             "root": repo.root,
             "read_limit": repo.read_limit,
@@ -164,19 +156,6 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str
             "answers": [(question, str(path), answer) for (question, path), answer in answers.items()],
             "result": plain(result),
         }
-        data = marshal.dumps(record)
-        folder = cache_dir()
-        os.makedirs(folder, exist_ok=True)
-        target = _record_file(key)
-        # a temporary file of this process's own (no `tempfile`: its import costs more than a hit)
-        temporary = f"{target}.{os.getpid()}.tmp"
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except (OSError, ValueError):
-        pass  # a folder that cannot be written, or a value marshal does not take: no record
+    except ValueError:
+        return  # a value marshal does not take: no record
+    write_record("result", key, record)

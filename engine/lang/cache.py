@@ -12,12 +12,10 @@ are then compiled on every run.
 
 from __future__ import annotations
 
-import binascii  # its crc32 is zlib's, and PyYAML has loaded it already (through base64): no zlib to load
-import marshal
 import os
 import sys
 
-from ..cache_folder import cache_dir
+from ..cache_folder import read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -37,28 +35,9 @@ def cache_key(paths: list[str], extra: str) -> str:
     return "\n".join(parts)
 
 
-def _file(key: str) -> str:
-    return os.path.join(cache_dir(), f"rules-{binascii.crc32(key.encode()):08x}.marshal")
-
-
 def read(key: str) -> Any:
-    try:
-        with open(_file(key), "rb") as handle:
-            stored_key, program = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    return program if stored_key == key else None
+    return read_record("rules", key)
 
 
 def write(key: str, program: Any) -> None:
-    import tempfile
-
-    folder = cache_dir()
-    try:
-        os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".rules-", suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps((key, program)))
-        os.replace(temporary, _file(key))
-    except (OSError, ValueError):
-        pass
+    write_record("rules", key, program)
