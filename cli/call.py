@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .commands import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError, bun
+from .commands import UsageError, bun
+from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
 
 
 def tools_call(

@@ -11,13 +11,11 @@ import sys
 
 from ..engine.lang import RulesError
 from ..engine.lang.values import text
-from ..engine.project import MANIFEST_NAME, ManifestNotFound, ProjectRun, load_rules, locate, open_project
+from ..engine.paths import MANIFEST_NAME
+from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from ..engine.visible import visible
 from . import cached_results, report
-from .diagnostic_text import EXIT_ERRORS as EXIT_ERRORS
-from .diagnostic_text import EXIT_FAILURE as EXIT_FAILURE
-from .diagnostic_text import EXIT_OK as EXIT_OK
-from .diagnostic_text import exit_status, note_errors
+from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, exit_status, note_errors
 from .main import DEFAULT_MODULE_LIMIT
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)

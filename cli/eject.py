@@ -16,7 +16,7 @@ from ..engine.lang.values import text
 from ..engine.project import open_project, rules_folder
 from ..engine.shipped import shipped_module_file
 from ..engine.visible import visible
-from .commands import EXIT_FAILURE, EXIT_OK
+from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 from .tool_files import Refusal, edited_manifest, writable, write_module_and_manifest
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from ..engine.lang.values import text
 from ..engine.project import open_project
 from ..engine.source_text import SourceText
 from . import commands
+from .diagnostic_text import EXIT_ERRORS, EXIT_OK
 
 if TYPE_CHECKING:
     from typing import Any
@@ -37,7 +38,7 @@ def validate_fix(paths: list[str], output_format: str, rules: str | None, write:
     for path in paths:
         changed = _fix(open_project(path, rules), write) or changed
     if not write:
-        return commands.EXIT_ERRORS if changed else commands.EXIT_OK
+        return EXIT_ERRORS if changed else EXIT_OK
     return commands.validate(paths, output_format, rules, no_cache=True, **options)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang.values import text
 from ..engine.project import open_project
-from .commands import EXIT_FAILURE, EXIT_OK
+from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 from .tool_files import Refusal, edited_manifest, writable, write_module_and_manifest
 
 if TYPE_CHECKING:

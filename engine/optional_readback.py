@@ -28,8 +28,8 @@ SAMPLE_NAMES = "BEEUNI_TOOLS"
 def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
     """A ``FolderCheck``: every optional read-back name the rules define has its shape."""
     from .manifest import MergedManifest
-    from .paths import Repository
-    from .project import MANIFEST_NAME, ProjectRun
+    from .paths import MANIFEST_NAME, Repository
+    from .project import ProjectRun
 
     repo = Repository(folder)
     run = ProjectRun(repo, MANIFEST_NAME, program, merged=MergedManifest(repo, MANIFEST_NAME))

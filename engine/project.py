@@ -19,8 +19,7 @@ from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
-from .paths import MANIFEST_NAME as MANIFEST_NAME
-from .paths import Repository, manifest_path
+from .paths import MANIFEST_NAME, Repository, manifest_path
 from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
 from .suppress import Suppressions, Syntax
 

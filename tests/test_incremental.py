@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from beeuni.cli.lsp.workspace import DiskView, Workspace
 from beeuni.engine.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
-from beeuni.engine.paths import Repository
-from beeuni.engine.project import MANIFEST_NAME, ProjectRun, load_rules
+from beeuni.engine.paths import MANIFEST_NAME, Repository
+from beeuni.engine.project import ProjectRun, load_rules
 from beeuni.engine.reparse import parse
 from beeuni.engine.yaml_loader import load_yaml_counted
 from hypothesis import HealthCheck, given, settings

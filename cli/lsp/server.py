@@ -25,7 +25,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ...engine.lang.errors import RulesError
 from ...engine.lang.values import text as plain_text
-from ...engine.project import MANIFEST_NAME
+from ...engine.paths import MANIFEST_NAME
 from .workspace import Analysis, Workspace, find_project
 from .yaml_paths import place_at, scalar_at
 

@@ -13,8 +13,8 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...engine.lang.errors import Problem, RulesError
-from ...engine.paths import Repository
-from ...engine.project import MANIFEST_NAME, ProjectRun, load_rules, rules_folder
+from ...engine.paths import MANIFEST_NAME, Repository
+from ...engine.project import ProjectRun, load_rules, rules_folder
 from ...engine.spans import Sources, read_from
 
 if TYPE_CHECKING:
