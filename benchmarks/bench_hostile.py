@@ -13,12 +13,11 @@ peak memory within about 100 MB of a plain run's.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from measure import run_once
 
 BIN = Path(sys.executable).parent
 #: the names the engine reads back, as stubs: the hostile rules files come with them
@@ -73,14 +72,6 @@ HOSTILE_RULES = {
     + rule("when f2999(1) > 0"),
     "3,000 nested lists": rule("when len(" + "[" * 3000 + "1" + "]" * 3000 + ") > 0"),
 }
-
-
-def run_once(command: list[str]) -> tuple[float, int, int]:
-    """Wall time in ms, peak resident set in KiB and exit status of one cold run."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    return (time.perf_counter() - start) * 1000, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
 
 
 def main() -> None:

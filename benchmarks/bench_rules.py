@@ -15,22 +15,14 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from measure import run_once
 
 BIN = Path(sys.executable).parent
 COMMANDS = {"rules check": ["rules", "check"], "rules test": ["rules", "test"]}
-
-
-def run_once(command: list[str], env: dict[str, str]) -> tuple[float, int, int]:
-    """Wall time in ms, peak resident set in KiB and exit status of one run."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    return (time.perf_counter() - start) * 1000, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
 
 
 def timed(command: list[str], runs: int, cold: bool) -> tuple[list[float], int, set[int]]:

@@ -19,28 +19,17 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from generate import generate
+from measure import run_once
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SIZES = {500: 125, 1000: 250, 2000: 500}  # tools: agents
-
-
-def run_once(command: list[str], env: dict[str, str]) -> tuple[float, int]:
-    """One cold run: its wall time in ms and its peak resident set in KiB."""
-    start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = (time.perf_counter() - start) * 1000
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss
 
 
 def timed(
@@ -55,7 +44,7 @@ def timed(
     our_times, their_times, peak = [], [], 0
     for _ in range(runs):
         before()
-        elapsed, rss = run_once(ours, env)
+        elapsed, rss, _ = run_once(ours, env)
         our_times.append(elapsed)
         peak = max(peak, rss)
         their_times.append(run_once(theirs, env)[0])
