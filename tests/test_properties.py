@@ -154,16 +154,7 @@ def mutated(draw: st.DrawFn, text: str) -> str:
             text = text[:at] + draw(st.sampled_from(INTERESTING)) + text[at:]
         else:
             text = text[:at] + text[at + 1 :]
-    line_end = draw(st.sampled_from(["\n", "\r\n", "\r", "mixed"]))
-    if line_end == "mixed":
-        text = "".join(line + ("\r\n" if i % 2 else "\n") for i, line in enumerate(text.split("\n")))
-    else:
-        text = text.replace("\n", line_end)
-    if draw(st.booleans()):
-        text = text.rstrip("\r\n")
-    if draw(st.booleans()):
-        text = "\ufeff" + text
-    return text
+    return draw(mutated_line_ends(text))
 
 
 def write_project(folder: Path, manifest: bytes) -> None:
