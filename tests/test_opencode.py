@@ -52,13 +52,19 @@ def opencode(project: Path, home: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
+def offered(project: Path, home: Path, agent: str) -> dict[str, bool]:
+    """Which tools opencode offers ``agent``'s model (``opencode debug agent``'s ``tools``)."""
+    listed = opencode(project, home, agent)
+    assert listed.returncode == 0, listed.stderr
+    tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
+    return tools
+
+
 def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project: Path, tmp_path: Path) -> None:
     with running_daemon(project, tmp_path, "--harness", "standard") as daemon:
         plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
         assert plugin.exists()
-        listed = opencode(project, tmp_path / "home", "build")
-        assert listed.returncode == 0, listed.stderr
-        tools = json.loads(listed.stdout)["tools"]
+        tools = offered(project, tmp_path / "home", "build")
         assert tools.get("echo") and tools.get("memory")
 
         called = opencode(project, tmp_path / "home", "build", "--tool", "echo", "--params", '{"text": "hello"}')
@@ -127,22 +133,15 @@ def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> No
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
-
-        def shown(agent: str) -> dict[str, bool]:
-            listed = opencode(folder, home, agent)
-            assert listed.returncode == 0, listed.stderr
-            tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
-            return tools
-
-        plan = shown("plan")
+        plan = offered(folder, home, "plan")
         assert plan["echo"] and plan["read"]  # inside its list
         assert not plan["other"] and not plan["bash"] and not plan["edit"] and not plan["write"]  # outside it
         assert plan["memory"]  # the project's own setting stays
-        general = shown("general")
+        general = offered(folder, home, "general")
         assert not general["other"] and general["echo"]
         assert not general["write"] and not general["edit"]  # the edit group goes together
         assert general["bash"]
-        build = shown("build")
+        build = offered(folder, home, "build")
         assert build["echo"] and build["other"] and build["bash"]
         refused = daemon.call("other", {"text": "x"}, agent="plan")
         assert refused.status_code == 403
@@ -160,20 +159,13 @@ def test_a_changed_manifest_changes_what_an_agents_model_is_offered(tmp_path: Pa
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
-
-        def shown(agent: str) -> dict[str, bool]:
-            listed = opencode(folder, home, agent)
-            assert listed.returncode == 0, listed.stderr
-            tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
-            return tools
-
-        assert not shown("plan")["echo"]
+        assert not offered(folder, home, "plan")["echo"]
         manifest.write_text("tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n")
-        assert shown("plan")["echo"]
+        assert offered(folder, home, "plan")["echo"]
         assert daemon.call("echo", {"text": "hi"}, agent="plan").status_code == 200
         manifest.write_text(
             "tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read]\n  review:\n    tools: [echo]\n"
         )
-        assert not shown("plan")["echo"]
-        review = shown("review")
+        assert not offered(folder, home, "plan")["echo"]
+        review = offered(folder, home, "review")
         assert review["echo"] and not review["read"]
