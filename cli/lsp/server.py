@@ -322,24 +322,21 @@ def rules_diagnostic(problem: Problem, lines: list[str]) -> types.Diagnostic:
 def build_server(rules_dir: str | None, version: str) -> BeeuniServer:
     server = BeeuniServer(rules_dir, version)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: BeeuniServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.projects.forget_disk()
-        ls.refresh(params.text_document.uri)
-
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: BeeuniServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.refresh(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: BeeuniServer, params: types.DidSaveTextDocumentParams) -> None:
+    def disk_may_have_changed(
+        ls: BeeuniServer,
+        params: types.DidOpenTextDocumentParams | types.DidSaveTextDocumentParams | types.DidCloseTextDocumentParams,
+    ) -> None:
+        """Opening, saving or closing a file: the folders are looked at again (a closed file is
+        read from the disk again)."""
         ls.projects.forget_disk()
         ls.refresh(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: BeeuniServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.projects.forget_disk()
-        ls.refresh(params.text_document.uri)  # the file is read from the disk again
+    for method in (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_SAVE, types.TEXT_DOCUMENT_DID_CLOSE):
+        server.feature(method)(disk_may_have_changed)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def files_changed(ls: BeeuniServer, params: types.DidChangeWatchedFilesParams) -> None:
