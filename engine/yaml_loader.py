@@ -97,21 +97,6 @@ class _Abort(Exception):
         self.problem = problem
 
 
-class _Frame:
-    """An open mapping or sequence."""
-
-    __slots__ = ("anchor", "is_map", "key", "seen_keys", "size", "skip", "value")
-
-    def __init__(self, value: LocatedMap | LocatedList, anchor: str | None) -> None:
-        self.value = value
-        self.is_map = value.__class__ is LocatedMap
-        self.anchor = anchor
-        self.key: LocatedStr | None = None  # a mapping's pending key, waiting for its value
-        self.skip = False  # the pending key's entry is left out (a merge key)
-        self.seen_keys: dict[str, LocatedStr] = {}
-        self.size = 1
-
-
 def load_yaml(data: bytes, path: str) -> tuple[Any, list[LoadProblem]]:
     """Parse ``data`` (the bytes of the repo-relative file ``path``).
 
@@ -183,92 +168,117 @@ class _Builder:
         return (self.path, mark.line + 1 + self.line_offset, mark.column + 1)
 
     def build(self) -> Any:
-        """The document's value, from libyaml's events (read one by one: the loop below is the
-        hot path of reading a large manifest)."""
-        stack: list[_Frame] = []
+        """The document's value, from libyaml's events, read one by one.
+
+        This loop is the hot path of reading a large manifest (some ten thousand events), so it
+        keeps its state in local variables and does inline what would otherwise be a call per
+        event: the open collection (``top``: a mapping or a list, None at the document's level)
+        and its pending key are locals, and ``stack`` holds the state of the collections that
+        enclose it. Values are made without their classes' ``__init__``/``__new__`` (an empty
+        dict or list, a string, then its ``loc``), which is what those do."""
+        path, first_line, depth = self.path, self.line_offset + 1, self.depth
+        problems, anchors, open_anchors, plain_tags = self.problems, self.anchors, self.open_anchors, self.plain_tags
+        new_str, new_map, new_list = str.__new__, dict.__new__, list.__new__
+        #: per enclosing collection: (collection, is a mapping, pending key, skip its entry,
+        #: anchor, the count of values before it)
+        stack: list[tuple[Any, bool, LocatedStr | None, bool, str | None, int]] = []
+        top: Any = None
+        is_map = False
+        key: LocatedStr | None = None  # the open mapping's key, waiting for its value
+        skip = False  # the pending key's entry is left out (a merge key)
         root: Any = None
         documents = 0
-        path, first_line = self.path, self.line_offset + 1
+        # `nodes` counts every value, keys included, aliases expanded (the limit); the size of
+        # an anchored collection (what an alias to it adds) leaves keys out: `nodes - keys`.
+        nodes = keys = 0
         next_event: Callable[[], Any] = yaml.CSafeLoader(self.data).get_event
-        while (event := next_event()) is not None:
-            kind = event.__class__
-            if kind is _ScalarEvent:
-                mark = event.start_mark
-                loc = (path, mark.line + first_line, mark.column + 1)
-                value, size = self.scalar(event, loc), 1
-                if stack:
-                    top = stack[-1]
-                    if top.is_map and top.key is None:
-                        top.key = LocatedStr(event.value, loc)
-                        if event.tag is None and event.implicit[0] and self.plain_tag(event.value) == _MERGE_TAG:
-                            self.problems.append(LoadProblem("merge-key", loc))
-                            top.skip = True
+        try:
+            while (event := next_event()) is not None:
+                kind = event.__class__
+                if kind is _ScalarEvent:
+                    mark = event.start_mark
+                    loc = (path, mark.line + first_line, mark.column + 1)
+                    nodes += 1
+                    if nodes > MAX_NODES:
+                        raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
+                    text = event.value
+                    plain = event.tag is None and event.implicit[0]
+                    if is_map and key is None:
+                        keys += 1
+                        if event.tag is not None or (plain and (len(text) > MAX_NUMBER_CHARS or text[:1] == "<")):
+                            self.scalar(event, loc)  # for its problems: a bad tag, a too long number
+                            if plain and self.plain_tag(text) == _MERGE_TAG:
+                                problems.append(LoadProblem("merge-key", loc))
+                                skip = True
+                        key = new_str(LocatedStr, text)
+                        key.loc = loc
                         continue
-                if event.anchor:
-                    self.anchors[event.anchor] = (value, 1)
-            elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
-                loc = self.loc(event.start_mark)
-                if stack and stack[-1].is_map and stack[-1].key is None:
-                    raise _Abort(LoadProblem("complex-key", loc))
-                if len(stack) + self.depth >= MAX_DEPTH:
-                    raise _Abort(LoadProblem("too-deep", loc, limit=MAX_DEPTH))
-                container = LocatedMap({}, loc) if kind is _MappingStartEvent else LocatedList([], loc)
-                if event.anchor:
-                    self.open_anchors.add(event.anchor)
-                stack.append(_Frame(container, event.anchor))
-                self.count(1, event)
-                continue
-            elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
-                frame = stack.pop()
-                value, size = frame.value, frame.size
-                if frame.anchor:
-                    self.open_anchors.discard(frame.anchor)
-                    self.anchors[frame.anchor] = (value, size)
-            elif kind is _AliasEvent:
-                value, size = self.alias(event)
-                if stack and stack[-1].is_map and stack[-1].key is None:
-                    if not isinstance(value, str):
-                        raise _Abort(LoadProblem("complex-key", self.loc(event.start_mark)))
-                    stack[-1].key = LocatedStr(value, self.loc(event.start_mark))
+                    if event.tag is None and (not plain or (plain_tags.get(text) or self.plain_tag(text)) == _STR_TAG):
+                        value = new_str(LocatedStr, text)
+                        value.loc = loc
+                    else:
+                        value = self.scalar(event, loc)
+                    if event.anchor:
+                        anchors[event.anchor] = (value, 1)
+                elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
+                    mark = event.start_mark
+                    loc = (path, mark.line + first_line, mark.column + 1)
+                    if is_map and key is None:
+                        raise _Abort(LoadProblem("complex-key", loc))
+                    if len(stack) + depth >= MAX_DEPTH:
+                        raise _Abort(LoadProblem("too-deep", loc, limit=MAX_DEPTH))
+                    anchor = event.anchor
+                    if anchor:
+                        open_anchors.add(anchor)
+                    stack.append((top, is_map, key, skip, anchor, nodes - keys))
+                    is_map = kind is _MappingStartEvent
+                    top = new_map(LocatedMap) if is_map else new_list(LocatedList)
+                    top.loc = loc
+                    key, skip = None, False
+                    nodes += 1
+                    if nodes > MAX_NODES:
+                        raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
                     continue
-                self.count(size, event)
-            elif kind is _DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    raise _Abort(LoadProblem("multiple-documents", self.loc(event.start_mark)))
-                continue
-            else:
-                continue
-            if not stack:
-                root = value
-            else:
-                self.add(stack[-1], value, size)
+                elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
+                    value = top
+                    top, is_map, key, skip, anchor, before = stack.pop()
+                    if anchor:
+                        open_anchors.discard(anchor)
+                        anchors[anchor] = (value, nodes - keys - before)
+                elif kind is _AliasEvent:
+                    value, size = self.alias(event)
+                    if is_map and key is None:
+                        if not isinstance(value, str):
+                            raise _Abort(LoadProblem("complex-key", self.loc(event.start_mark)))
+                        key = LocatedStr(value, self.loc(event.start_mark))
+                        continue
+                    nodes += size
+                    if nodes > MAX_NODES:
+                        raise _Abort(LoadProblem("alias-bomb", self.loc(event.start_mark), limit=MAX_NODES))
+                elif kind is _DocumentStartEvent:
+                    documents += 1
+                    if documents > 1:
+                        raise _Abort(LoadProblem("multiple-documents", self.loc(event.start_mark)))
+                    continue
+                else:
+                    continue
+                if top is None:
+                    root = value
+                elif not is_map:
+                    top.append(value)
+                else:
+                    assert key is not None
+                    if skip:
+                        skip = False
+                    elif key in top:
+                        first = next(earlier for earlier in top if earlier == key)
+                        problems.append(LoadProblem("duplicate-key", key.loc, key=str(key), first_line=first.loc[1]))
+                    else:
+                        top[key] = value
+                    key = None
+        finally:
+            self.nodes = nodes
         return root
-
-    def count(self, size: int, event: Any) -> None:
-        self.nodes += size
-        if self.nodes > MAX_NODES:
-            kind = "alias-bomb" if type(event) is yaml.AliasEvent else "too-many-values"
-            raise _Abort(LoadProblem(kind, self.loc(event.start_mark), limit=MAX_NODES))
-
-    def add(self, frame: _Frame, value: Any, size: int) -> None:
-        frame.size += size
-        container = frame.value
-        if isinstance(container, LocatedList):
-            container.append(value)
-            return
-        key = frame.key
-        assert key is not None
-        frame.key = None
-        if frame.skip:
-            frame.skip = False
-            return
-        first = frame.seen_keys.get(key)
-        if first is not None:
-            self.problems.append(LoadProblem("duplicate-key", key.loc, key=str(key), first_line=first.loc[1]))
-            return
-        frame.seen_keys[key] = key
-        container[key] = value
 
     def alias(self, event: Any) -> tuple[Any, int]:
         loc = self.loc(event.start_mark)
@@ -287,9 +297,6 @@ class _Builder:
         return tag
 
     def scalar(self, event: Any, loc: Loc) -> Any:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
         text = event.value
         tag = event.tag
         explicit = tag is not None and tag != "!"
