@@ -65,6 +65,10 @@ def read_file(full: str, limit: int) -> bytes | str:
 
 
 _UNKNOWN = ""  # a path not resolved yet (a resolved one is a path or None, never empty)
+#: whether paths are written with `/` alone (POSIX), so that a plain one is seen to be normal
+_SLASHED = os.sep == "/" and os.altsep is None
+#: what a path that may be normal already does not start with (absolute, `\\`, `.`, `..`, ...)
+_NOT_FIRST = "/\\."
 
 
 class LeavesRepository(ValueError):
@@ -78,8 +82,11 @@ class LeavesRepository(ValueError):
 class Repository:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
+        self._inside_prefix = self.root + os.sep
         self._real_dirs: dict[str, str] = {}
         self._relative: dict[str, str | None] = {}
+        #: a path inside the repository → what its folder holds under its name (None: nothing)
+        self._entries: dict[str, os.DirEntry[str] | None] = {}
         self._folders: dict[str, dict[str, os.DirEntry[str]]] = {}
         #: repo-relative path → what ``read`` found there (the result cache re-reads them)
         self.reads: dict[str, bytes | str] = {}
@@ -97,21 +104,27 @@ class Repository:
         return found
 
     def _resolve(self, path: str) -> str | None:
-        if not path or os.path.isabs(path) or path.startswith("\\"):
+        plain = _SLASHED and path and path[0] not in _NOT_FIRST and path[-1] != "/"
+        if plain and "//" not in path and "/." not in path:
+            normal = path if path.__class__ is str else str(path)  # a plain `tools/x.ts`, as `normpath` gives it
+        elif not path or os.path.isabs(path) or path.startswith("\\"):
             return None
-        normal = os.path.normpath(path)
-        if normal == ".." or normal.startswith(".." + os.sep):
-            return None
-        folder, name = os.path.split(normal)
+        else:
+            normal = os.path.normpath(path)
+            if normal == ".." or normal.startswith(".." + os.sep):
+                return None
+        folder, _, name = normal.rpartition(os.sep)  # `os.path.split` of a normalised path
         real_folder = self._real_dirs.get(folder)
         if real_folder is None:
             real_folder = self._real_dirs[folder] = os.path.realpath(os.path.join(self.root, folder))
         entry = self._entry(folder, name)
-        real = os.path.join(real_folder, name)
+        # `os.path.join`, written out: `real_folder` is a real path, `name` a plain name
+        real = real_folder + name if real_folder.endswith(os.sep) else real_folder + os.sep + name
         if entry is not None and entry.is_symlink():
             real = os.path.realpath(real)
-        if real != self.root and not real.startswith(self.root + os.sep):
+        if real != self.root and not real.startswith(self._inside_prefix):
             return None
+        self._entries[path] = entry
         return normal
 
     def _entry(self, folder: str, name: str) -> os.DirEntry[str] | None:
@@ -151,11 +164,9 @@ class Repository:
         return self._inside_entry(path) is not None
 
     def _inside_entry(self, path: str) -> os.DirEntry[str] | None:
-        relative = self.relative(path)
-        if relative is None:
+        if self.relative(path) is None:
             return None
-        folder, _, name = relative.rpartition(os.sep)  # `os.path.split` of a normalised path
-        return self._entry(folder, name)
+        return self._entries[path]  # found when the path was resolved
 
     def real_target(self, relative: str) -> str | None:
         """The real absolute path a write to the repo-relative ``relative`` lands on (symbolic

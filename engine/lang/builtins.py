@@ -34,17 +34,21 @@ class Observer:
         self.repo = repo
         self.budget = Budget()
         self.sets = SetCache(self.budget)
-        self.answers: dict[tuple[str, str], Any] = before.answers if before is not None and before.repo is repo else {}
+        #: question (a ``Repository`` method of one path) → path → answer; a table per question,
+        #: so that the built-ins look an answer up by the path alone
+        self.known: dict[str, dict[str, Any]] = (
+            before.known if before is not None and before.repo is repo else {question: {} for question in _QUESTIONS}
+        )
+        self.inside, self.exists, self.is_file, self.list_dir = (self.known[question] for question in _QUESTIONS)
 
-    def ask(self, question: str, path: str, answer: Callable[[str], Any]) -> Any:
-        key = (question, path)
-        found = self.answers.get(key, _UNKNOWN)  # most questions are asked once: no KeyError raised
-        if found is _UNKNOWN:
-            found = self.answers[key] = answer(path)
-        return found
+    @property
+    def answers(self) -> dict[tuple[str, str], Any]:
+        """Every question asked of the repository, as (question, path), with its answer."""
+        return {(question, path): answer for question, found in self.known.items() for path, answer in found.items()}
 
 
-_UNKNOWN = object()  # an answer not known yet
+#: what built-ins ask the repository (the ``Repository`` methods answering them have these names)
+_QUESTIONS = ("inside", "exists", "is_file", "list_dir")
 
 
 def _str(value: Any) -> str | None:
@@ -91,14 +95,26 @@ _TESTS = patterns.TESTS  # read directly: a call less per match
 
 def b_starts_with(value: Any, prefix: Any) -> bool:
     """``prefix`` may be one string or a list of them."""
-    string = _str(value)
-    return string is not None and string.startswith(_strings(prefix))
+    if not isinstance(value, str):
+        return False
+    if prefix.__class__ is list:
+        try:
+            return value.startswith(tuple(prefix))  # the common case: a list of strings alone
+        except TypeError:
+            pass
+    return value.startswith(_strings(prefix))
 
 
 def b_ends_with(value: Any, suffix: Any) -> bool:
     """``suffix`` may be one string or a list of them."""
-    string = _str(value)
-    return string is not None and string.endswith(_strings(suffix))
+    if not isinstance(value, str):
+        return False
+    if suffix.__class__ is list:
+        try:
+            return value.endswith(tuple(suffix))  # the common case: a list of strings alone
+        except TypeError:
+            pass
+    return value.endswith(_strings(suffix))
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -112,10 +128,9 @@ def _strings(value: Any) -> tuple[str, ...]:
 def b_after(observer: Observer, value: Any, prefix: Any) -> Any:
     """The part of ``value`` after ``prefix``, or null when it does not start with it. The part
     keeps the position of ``value``."""
-    string, start = _str(value), _str(prefix)
-    if string is None or start is None or not string.startswith(start):
+    if not (isinstance(value, str) and isinstance(prefix, str) and value.startswith(prefix)):
         return None
-    rest = observer.budget.sized(string[len(start) :])
+    rest = observer.budget.sized(value[len(prefix) :])
     loc = getattr(value, "loc", None)
     return LocatedStr(rest, loc) if loc is not None else rest
 
@@ -233,20 +248,35 @@ def b_subset(observer: Observer, items: Any, container: Any) -> bool:
 # observations of the repository --------------------------------------------------------------
 
 
+# Each answer is looked up by the path alone (answers are never None); asked once per path.
+
+
 def b_inside_repo(observer: Observer, path: Any) -> bool:
     """Whether the repo-relative ``path`` stays inside the repository, symbolic links followed."""
-    string = _str(path)
-    return string is not None and bool(observer.ask("inside", string, observer.repo.inside))
+    if not isinstance(path, str):
+        return False
+    found: bool | None = observer.inside.get(path)
+    if found is None:
+        found = observer.inside[path] = observer.repo.inside(path)
+    return found
 
 
 def b_exists(observer: Observer, path: Any) -> bool:
-    string = _str(path)
-    return string is not None and bool(observer.ask("exists", string, observer.repo.exists))
+    if not isinstance(path, str):
+        return False
+    found: bool | None = observer.exists.get(path)
+    if found is None:
+        found = observer.exists[path] = observer.repo.exists(path)
+    return found
 
 
 def b_is_file(observer: Observer, path: Any) -> bool:
-    string = _str(path)
-    return string is not None and bool(observer.ask("is_file", string, observer.repo.is_file))
+    if not isinstance(path, str):
+        return False
+    found: bool | None = observer.is_file.get(path)
+    if found is None:
+        found = observer.is_file[path] = observer.repo.is_file(path)
+    return found
 
 
 def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
@@ -254,7 +284,9 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     string = _str(path)
     if string is None:
         return []
-    names: list[str] = observer.ask("list_dir", string, observer.repo.list_dir)
+    names: list[str] | None = observer.list_dir.get(string)
+    if names is None:
+        names = observer.list_dir[string] = observer.repo.list_dir(string)
     folder = string.rstrip("/")
     observer.budget.build(len(names) * (len(folder) + 2 * OBJECT))  # a located path per name
     return observer.budget.sized([LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names])

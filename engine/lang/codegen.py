@@ -49,7 +49,10 @@ HELPERS = (
     "OP",
     "EQ",
     "NULL",
-    "CMP",
+    "LT",
+    "LE",
+    "GT",
+    "GE",
     "ITEMS",
     "PAIRS",
     "BUILD",
@@ -58,8 +61,11 @@ HELPERS = (
     "FIX",
     "MEMO",
     "OBS",
-    "B",
+    # each built-in under its own name (a global read, not a table's item)
+    *(f"B_{name}" for name in BUILTINS),
 )
+#: the helper of each ordering comparison
+_ORDERINGS = {"<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 
 #: around the text of an expression while the source is written: ``\x01<n>\x02 text \x03``
 _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
@@ -293,7 +299,7 @@ class _Generator:
             else:
                 segments[-1] += self.weight(step["expr"])
                 rooms[-1] += self.room(step["expr"])
-                out.line(f"if {self.expr(step['expr'], scope)}:")
+                out.line(f"if {self.truth(step['expr'], scope)}:")
                 points.append(len(out.lines))
                 rooms.append(0)
                 out.line("    @BUILD@")
@@ -411,6 +417,14 @@ class _Generator:
         text = self.plain(node, scope)
         return text if node["t"] in _SAFE else self.mark(node, text)
 
+    def truth(self, node: Node, scope: set[str]) -> str:
+        """``node`` where only its truth counts (a condition): ``and`` and ``or`` without the
+        ``bool()`` that makes their value true or false."""
+        kind = node["t"]
+        if kind in ("and", "or"):
+            return f"({self.truth(node['left'], scope)} {kind} {self.truth(node['right'], scope)})"
+        return self.expr(node, scope)
+
     def mark(self, node: Node, text: str) -> str:
         """``text``, marked as the Python of ``node``."""
         self.places.append([self.file, *node["pos"]])
@@ -444,14 +458,12 @@ class _Generator:
         if kind == "index":
             return f"I({expr(node['obj'], scope)}, {expr(node['key'], scope)})"
         if kind == "if":
-            cond, then, other = (expr(node[key], scope) for key in ("cond", "then", "else"))
+            cond, then, other = self.truth(node["cond"], scope), expr(node["then"], scope), expr(node["else"], scope)
             return f"({then} if {cond} else {other})"
-        if kind == "and":
-            return f"bool({expr(node['left'], scope)} and {expr(node['right'], scope)})"
-        if kind == "or":
-            return f"bool({expr(node['left'], scope)} or {expr(node['right'], scope)})"
+        if kind in ("and", "or"):
+            return f"bool{self.truth(node, scope)}"
         if kind == "not":
-            return f"(not {expr(node['expr'], scope)})"
+            return f"(not {self.truth(node['expr'], scope)})"
         if kind == "compare":
             left, right = expr(node["left"], scope), expr(node["right"], scope)
             if node["op"] in ("==", "!=") and "None" in (left, right):  # the common `x == null`
@@ -463,7 +475,7 @@ class _Generator:
                 return f"EQ({left}, {right})"
             if node["op"] == "!=":
                 return f"(not EQ({left}, {right}))"
-            return f"CMP({node['op']!r}, {left}, {right})"
+            return f"{_ORDERINGS[node['op']]}({left}, {right})"
         if kind == "in":
             return f"IN({expr(node['right'], scope)}, {expr(node['left'], scope)})"
         if kind == "binop":
@@ -475,7 +487,7 @@ class _Generator:
             body = self.weight(node["element"]) + self.weight(node["cond"])
             room = ITEM + self.room(node["element"]) + self.room(node["cond"])  # the item of the list built
             loop = self.loop(names, expr(node["iter"], scope), f"{max(body, 1)}, {room}", node)
-            condition = f" if {expr(node['cond'], inner)}" if node["cond"] is not None else ""
+            condition = f" if {self.truth(node['cond'], inner)}" if node["cond"] is not None else ""
             return f"[{element} {loop}{condition}]"
         if kind == "call":
             args = [expr(arg, scope) for arg in node["args"]]
@@ -487,7 +499,7 @@ class _Generator:
                 self.observers.add(self.defining)
             if BUILTINS[name][3]:
                 args.insert(0, "OBS")
-            return f"B[{name!r}]({', '.join(args)})"
+            return f"B_{name}({', '.join(args)})"
         raise AssertionError(f"unknown node {kind}")
 
 

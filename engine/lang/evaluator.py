@@ -543,7 +543,10 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "OP": observer.sets.binop,
         "EQ": observer.budget.equal,
         "NULL": values.is_null,
-        "CMP": observer.budget.compare,
+        "LT": observer.budget.ordering("<"),
+        "LE": observer.budget.ordering("<="),
+        "GT": observer.budget.ordering(">"),
+        "GE": observer.budget.ordering(">="),
         "ITEMS": observer.budget.items,
         "PAIRS": observer.budget.pairs,
         "BUILD": observer.budget.build,
@@ -552,7 +555,7 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "FIX": _fix_text,
         "MEMO": lambda name, function: evaluation.memoize(name, function, costly),
         "OBS": observer,
-        "B": {name: entry[2] for name, entry in BUILTINS.items()},
+        **{f"B_{name}": entry[2] for name, entry in BUILTINS.items()},
     }
 
 

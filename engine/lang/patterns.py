@@ -101,14 +101,28 @@ def _compile_test(pattern: str) -> Callable[[Any], bool]:
     if not compiled.ok():
         raise PatternError(_explain(pattern, compiled.error()))
     match, anywhere, nothing = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED, (-1, -1)
+    #: text → whether the pattern matches in it: rules test the same names and paths many times
+    #: over (the last ``_ANSWERS`` short texts are kept)
+    answers: dict[str, bool] = {}
 
     def matches(value: Any) -> bool:
         if not isinstance(value, str):
             return False
-        data = value.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
-        return bool(match(anywhere, data, 0, len(data))[0] != nothing)
+        found = answers.get(value)
+        if found is None:
+            data = value.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
+            found = match(anywhere, data, 0, len(data))[0] != nothing
+            if len(value) <= _SHORT:
+                if len(answers) >= _ANSWERS:
+                    answers.clear()
+                answers[value] = found
+        return found
 
     return matches
+
+
+#: the texts whose answers a pattern keeps: at most this many, of at most this many characters
+_ANSWERS, _SHORT = 65_536, 256
 
 
 @lru_cache(maxsize=_KEPT)

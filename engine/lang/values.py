@@ -21,6 +21,7 @@ from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, Locat
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, TypeVar
 
     Built = TypeVar("Built")
@@ -160,11 +161,24 @@ class Budget:
             self.spend(_long(left))
         return equal(left, right)
 
-    def compare(self, op: str, left: Any, right: Any) -> bool:
-        """``<`` and the like, charged as ``equal``."""
-        if left.__class__ in _LONG_KINDS and len(left) > _LONG:
-            self.spend(_long(left))
-        return compare(op, left, right)
+    def ordering(self, op: str) -> Callable[[Any, Any], bool]:
+        """The comparison ``op`` (``<``, ``<=``, ``>``, ``>=``) of two values, charged as
+        ``equal``: between two strings or two numbers; false otherwise."""
+        test = _ORDERINGS[op]
+        spend = self.spend
+
+        def ordered(left: Any, right: Any) -> bool:
+            kind = left.__class__
+            if kind in _LONG_KINDS and len(left) > _LONG:
+                spend(_long(left))
+            if kind is int and right.__class__ is int:  # the common case (a bool's class is bool)
+                return test(left, right)
+            left, right = unwrap(left), unwrap(right)
+            if (isinstance(left, str) and isinstance(right, str)) or (_number(left) and _number(right)):
+                return test(left, right)
+            return False
+
+        return ordered
 
     def sized(self, value: Built) -> Built:
         """``value``, a string, list or map just built, charged by its size (steps and bytes)."""
@@ -182,6 +196,24 @@ class Budget:
         self.spend(size)
         return value
 
+
+def _less(left: Any, right: Any) -> bool:
+    return bool(left < right)
+
+
+def _at_most(left: Any, right: Any) -> bool:
+    return bool(left <= right)
+
+
+def _more(left: Any, right: Any) -> bool:
+    return bool(left > right)
+
+
+def _at_least(left: Any, right: Any) -> bool:
+    return bool(left >= right)
+
+
+_ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {"<": _less, "<=": _at_most, ">": _more, ">=": _at_least}
 
 #: what ``==``, ``<`` and ``in`` may read through at C speed: a step per this many characters, per
 #: item of a list (nested ones count as one), once longer than this
@@ -420,21 +452,6 @@ def is_null(value: Any) -> bool:
 
 def equal(left: Any, right: Any) -> bool:
     return _same(unwrap(left), unwrap(right))
-
-
-def compare(op: str, left: Any, right: Any) -> bool:
-    """``<``, ``<=``, ``>``, ``>=``: between two strings or two numbers; false otherwise."""
-    left, right = unwrap(left), unwrap(right)
-    comparable = (isinstance(left, str) and isinstance(right, str)) or (_number(left) and _number(right))
-    if not comparable:
-        return False
-    if op == "<":
-        return bool(left < right)
-    if op == "<=":
-        return bool(left <= right)
-    if op == ">":
-        return bool(left > right)
-    return bool(left >= right)
 
 
 def _number(value: Any) -> bool:
