@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..engine.edit import EditRefused, ManifestText, add_section, set_entry
+from ..engine.edit import add_section, set_entry
+from ..engine.manifest_text import EditRefused, ManifestText
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -6,7 +6,7 @@ After the splice the new text is read back with the loader ``validate`` uses
 (``yaml_loader.load_yaml``): it must hold exactly the old data with the one change, or the edit
 is refused with the reason. Nothing here touches the disk.
 
-    file = ManifestText.decode(data)            # bytes as read: UTF-8/16, with or without BOM
+    file = ManifestText.decode(data)            # manifest_text.py: UTF-8/16, with or without BOM
     new = set_entry(file.text, "tools", "notes", "tools/notes.ts", "# our own")
     file.encode(new)                            # the bytes to write, BOM and encoding kept
 
@@ -15,12 +15,12 @@ Every function raises ``EditRefused`` — with a reason a user can act on — ra
 
 from __future__ import annotations
 
-import codecs
 import re
 
 import yaml
 
 from .located import unwrap
+from .manifest_text import EditRefused
 from .yaml_loader import load_yaml
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -36,35 +36,6 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _PROPERTY = re.compile(r"\S*[ \t\r\n]*")
 _COMMENT = re.compile(r"[ \t]#")
 _CHANGES_MORE = "the edit would change more than the entry"
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-
-
-class EditRefused(Exception):
-    """The edit cannot be made safely; nothing was changed."""
-
-
-class ManifestText:
-    """A file's text, and how to turn an edited text back into bytes in the file's encoding."""
-
-    def __init__(self, text: str, bom: bytes, encoding: str) -> None:
-        self.text = text
-        self.bom = bom
-        self.encoding = encoding
-
-    @classmethod
-    def decode(cls, data: bytes) -> ManifestText:
-        bom, encoding = b"", "utf-8"
-        for mark, name in _BOMS:
-            if data.startswith(mark):
-                bom, encoding = mark, name
-                break
-        try:
-            return cls(data[len(bom) :].decode(encoding), bom, encoding)
-        except UnicodeDecodeError as err:
-            raise EditRefused(f"the file is not valid {encoding.upper()} (byte {err.start + len(bom)})") from None
-
-    def encode(self, text: str) -> bytes:
-        return self.bom + text.encode(self.encoding)
 
 
 # Reading the text's structure --------------------------------------------------------------

@@ -23,7 +23,8 @@ The engine's API for editors and the command line (``ProjectRun`` wraps the firs
 
 from __future__ import annotations
 
-from .edit import EditRefused, quoted, scalar_splices
+from .edit import quoted, scalar_splices
+from .manifest_text import EditRefused
 from .source_text import SourceText
 from .text_edit import TextEdit, apply_edits, same_document, without_overlaps
 

@@ -10,7 +10,6 @@ the data that names it.
 from __future__ import annotations
 
 import os
-import re
 
 from .lang.errors import Problem, RulesError
 
@@ -89,6 +88,8 @@ def _source(folder: str, file: str) -> list[str]:
 
 def _literal_position(lines: list[str], name: str, from_line: int) -> tuple[int, int] | None:
     """Where the string literal ``name`` is first written at or after ``from_line`` (1-based)."""
+    import re  # (`rules check` only: not imported by every run that loads this module)
+
     literal = re.compile(rf"([\"']){re.escape(name)}\1")
     for number in range(from_line, len(lines) + 1):
         found = literal.search(lines[number - 1])

@@ -12,19 +12,28 @@ about.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
+from functools import cache
 
-import yaml
+from .libyaml import CParser, YAMLError
+from .manifest_text import EditRefused, ManifestText
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
 
-    from .edit import ManifestText
+    from yaml.tokens import Token
 
-LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+@cache
+def _line_break() -> re.Pattern[str]:
+    """YAML's line breaks (compiled on first use: a run that reads no file's lines does not
+    import ``re``)."""
+    import re
+
+    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class SourceText:
@@ -41,8 +50,6 @@ class SourceText:
     @classmethod
     def decode(cls, data: bytes) -> SourceText | None:
         """The text of a file's bytes (UTF-8 or UTF-16, as ``tools eject`` reads them), or None."""
-        from .edit import EditRefused, ManifestText
-
         try:
             file = ManifestText.decode(data)
         except EditRefused:
@@ -57,7 +64,7 @@ class SourceText:
         """Where each line starts (read on first use: most files are never asked)."""
         if self._line_starts is None:
             starts, ends = [0], []
-            for found in LINE_BREAK.finditer(self.text):
+            for found in _line_break().finditer(self.text):
                 ends.append(found.start())
                 starts.append(found.end())
             ends.append(len(self.text))
@@ -90,7 +97,7 @@ class SourceText:
 
     def line_break(self) -> str:
         """The file's own line break (its first one), for lines added to it."""
-        found = LINE_BREAK.search(self.text)
+        found = _line_break().search(self.text)
         return found.group() if found else "\n"
 
     def is_comment(self, offset: int) -> bool:
@@ -123,12 +130,15 @@ class SourceText:
                     start, end = token.start_mark.index, token.end_mark.index
                     if end > start:
                         spans.append((start, end))
-            except yaml.YAMLError:
+            except YAMLError:
                 pass  # a file that does not scan has no comments the engine relies on
             self._token_spans = spans
         return self._token_spans
 
 
-def _scan(text: str) -> Iterator[yaml.Token]:
-    tokens: Iterator[yaml.Token] = yaml.scan(text, Loader=yaml.CSafeLoader)
-    return tokens
+def _scan(text: str) -> Iterator[Token]:
+    """libyaml's tokens of ``text`` (``yaml.scan`` with the C loader, without importing the rest
+    of pyyaml: ``libyaml.py``)."""
+    parser = CParser(text)
+    while (token := parser.get_token()) is not None:
+        yield token

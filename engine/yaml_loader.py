@@ -23,12 +23,21 @@ Problems are returned as ``LoadProblem`` records; the rules turn them into diagn
 from __future__ import annotations
 
 import codecs
-import re
+from functools import cache
 
-import yaml
-from yaml.constructor import SafeConstructor
-from yaml.resolver import Resolver
-
+from .libyaml import (
+    AliasEvent,
+    CParser,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    MarkedYAMLError,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    YAMLError,
+    reader_error,
+)
 from .located import (
     LocatedConst,
     LocatedFloat,
@@ -41,8 +50,11 @@ from .located import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
     from typing import Any
+
+    from yaml.reader import ReaderError
 
     from .located import Loc
 
@@ -54,9 +66,20 @@ MAX_NUMBER_CHARS = 1000
 _CORE_TAG = "tag:yaml.org,2002:"
 _STR_TAG = _CORE_TAG + "str"
 _MERGE_TAG = _CORE_TAG + "merge"
+_BOOL_TAG, _NULL_TAG = _CORE_TAG + "bool", _CORE_TAG + "null"
 _NUMBER_TAGS = frozenset({_CORE_TAG + "int", _CORE_TAG + "float"})
 #: tags whose values are a few words, which plain text of the same value resolves to
-_WHOLE_WORD_TAGS = frozenset({_CORE_TAG + "bool", _CORE_TAG + "null"})
+_WHOLE_WORD_TAGS = frozenset({_BOOL_TAG, _NULL_TAG})
+#: those words (YAML 1.1's, as pyyaml's resolver and constructor read them) → tag and value
+_WORDS: dict[str, tuple[str, bool | None]] = {
+    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), (_BOOL_TAG, True)),
+    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), (_BOOL_TAG, False)),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL_TAG, None)),
+}
+#: the first characters of plain text YAML 1.1 may read as a number, a date, the merge key ``<<``,
+#: the value key ``=`` (or pyyaml's ``!``, ``&``, ``*``, which plain text cannot be): only such
+#: text, and text tagged explicitly, is left to pyyaml
+_NUMBER_LIKE = frozenset("-+.0123456789<=!&*")
 #: characters YAML 1.1 (libyaml) reads as line breaks, where editors and YAML 1.2 see none
 _INVISIBLE_BREAKS = {
     "\x85": "U+0085 NEL (next line)",
@@ -64,9 +87,55 @@ _INVISIBLE_BREAKS = {
     "\u2029": "U+2029 PS (paragraph separator)",
 }
 _INVISIBLE_BREAK_BYTES = tuple(character.encode() for character in _INVISIBLE_BREAKS)
-_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_resolve_tag: Callable[..., str] = Resolver().resolve
-_constructor = SafeConstructor()
+
+
+class _Pyyaml:
+    """pyyaml's resolver and safe constructor, for the scalars the loader does not read itself:
+    text that may be a number or a date, and explicit tags (imported on first need: most
+    manifests are names and words)."""
+
+    def __init__(self) -> None:
+        from yaml.constructor import SafeConstructor
+        from yaml.nodes import ScalarNode
+        from yaml.resolver import Resolver
+
+        self.resolve: Callable[..., str] = Resolver().resolve
+        self.node = ScalarNode
+        self.constructor = SafeConstructor()
+
+    def plain_tag(self, text: str) -> str:
+        return self.resolve(self.node, text, (True, False))
+
+    def knows(self, tag: str) -> bool:
+        return tag in self.constructor.yaml_constructors
+
+    def value(self, tag: str, text: str) -> Any:
+        return self.constructor.construct_object(self.node(tag, text), deep=True)
+
+
+@cache
+def _pyyaml() -> _Pyyaml:
+    return _Pyyaml()
+
+
+def plain_tag(text: str) -> str:
+    """The tag YAML 1.1 gives a plain (unquoted, untagged) scalar of this text: pyyaml's
+    resolver's answer, which only text that may be a number or a date needs to ask it."""
+    word = _WORDS.get(text)
+    if word is not None:
+        return word[0]
+    if text[:1] in _NUMBER_LIKE or text.endswith("\n"):  # (the resolver's `$` matches before a final break)
+        return _pyyaml().plain_tag(text)
+    return _STR_TAG
+
+
+@cache
+def _yaml_break() -> re.Pattern[str]:
+    """A line break as libyaml counts them (compiled on the first error that needs a position
+    from a text: no run without one imports ``re``)."""
+    import re
+
+    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class LoadProblem:
@@ -121,11 +190,11 @@ def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], i
     except _Abort as abort:
         problems.append(abort.problem)
         return None, problems, builder.nodes
-    except yaml.MarkedYAMLError as err:
+    except MarkedYAMLError as err:
         return None, [*problems, _syntax_problem(err, data, path)], builder.nodes
-    except yaml.reader.ReaderError as err:
+    except reader_error() as err:  # the class libyaml raises now (see libyaml.py)
         return None, [*problems, _reader_problem(err, data, path)], builder.nodes
-    except yaml.YAMLError as err:
+    except YAMLError as err:
         return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])], builder.nodes
     return root, problems, builder.nodes
 
@@ -139,14 +208,14 @@ def load_yaml_part(data: bytes, path: str, first_line: int, depth: int) -> tuple
     builder = _Builder(data, path, problems, first_line - 1, depth)
     try:
         root = builder.build()
-    except (_Abort, yaml.YAMLError):
+    except (_Abort, YAMLError):
         return None
     return (root, builder.nodes) if not problems else None
 
 
-_ScalarEvent, _AliasEvent, _DocumentStartEvent = yaml.ScalarEvent, yaml.AliasEvent, yaml.DocumentStartEvent
-_MappingStartEvent, _MappingEndEvent = yaml.MappingStartEvent, yaml.MappingEndEvent
-_SequenceStartEvent, _SequenceEndEvent = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+_ScalarEvent, _AliasEvent, _DocumentStartEvent = ScalarEvent, AliasEvent, DocumentStartEvent
+_MappingStartEvent, _MappingEndEvent = MappingStartEvent, MappingEndEvent
+_SequenceStartEvent, _SequenceEndEvent = SequenceStartEvent, SequenceEndEvent
 
 
 class _Builder:
@@ -191,7 +260,7 @@ class _Builder:
         # `nodes` counts every value, keys included, aliases expanded (the limit); the size of
         # an anchored collection (what an alias to it adds) leaves keys out: `nodes - keys`.
         nodes = keys = 0
-        next_event: Callable[[], Any] = yaml.CSafeLoader(self.data).get_event
+        next_event: Callable[[], Any] = CParser(self.data).get_event
         try:
             while (event := next_event()) is not None:
                 kind = event.__class__
@@ -293,7 +362,7 @@ class _Builder:
         """The tag YAML gives a plain (unquoted, untagged) scalar of this text."""
         tag = self.plain_tags.get(text)
         if tag is None:
-            tag = self.plain_tags[text] = _resolve_tag(yaml.ScalarNode, text, (True, False))
+            tag = self.plain_tags[text] = plain_tag(text)
         return tag
 
     def scalar(self, event: Any, loc: Loc) -> Any:
@@ -306,14 +375,18 @@ class _Builder:
             tag = self.plain_tag(text)
         if tag == _STR_TAG:
             return LocatedStr(text, loc)
+        word = _WORDS.get(text)
+        if word is not None and word[0] == tag:  # a boolean or null, plain or tagged as what it is
+            return LocatedConst(word[1], loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
-        if tag not in SafeConstructor.yaml_constructors:  # a tag of its own (`!local`): the text
+        pyyaml = _pyyaml()
+        if not pyyaml.knows(tag):  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
             if explicit and tag in _WHOLE_WORD_TAGS and self.plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
-            value = _constructor.construct_object(yaml.ScalarNode(tag, text), deep=True)
+            value = pyyaml.value(tag, text)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
             if explicit:  # (plain text that only looks like a date, `2001-13-45`, is a string)
                 self.problems.append(LoadProblem("bad-tag", loc, tag="!!" + tag.removeprefix(_CORE_TAG), value=text))
@@ -327,7 +400,7 @@ class _Builder:
         return LocatedStr(text, loc)
 
 
-def _syntax_problem(err: yaml.MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
+def _syntax_problem(err: MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
     text = _decoded(data)
     mark = err.problem_mark or err.context_mark
     line, column = _mark_position(mark, text) if mark is not None else (1, 1)
@@ -340,7 +413,7 @@ def _syntax_problem(err: yaml.MarkedYAMLError, data: bytes, path: str) -> LoadPr
     return LoadProblem("yaml-syntax", (path, line, column), detail)
 
 
-def _reader_problem(err: yaml.reader.ReaderError, data: bytes, path: str) -> LoadProblem:
+def _reader_problem(err: ReaderError, data: bytes, path: str) -> LoadProblem:
     """libyaml reports undecodable bytes and forbidden characters by byte offset, and for a
     sequence that is not UTF-8 names the byte after it: Python's decoder finds the first wrong
     byte itself. Either becomes a line and a column."""
@@ -396,9 +469,9 @@ def _position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of ``text[index]``, lines counted as libyaml counts them; the end
     of a file that ends with a line break is the end of its last line, not a line after it."""
     if index == len(text) and index > 0:
-        final = _YAML_BREAK.search(text, max(index - 2, 0))
+        final = _yaml_break().search(text, max(index - 2, 0))
         if final is not None and final.end() == index:
             index = final.start()
-    breaks = list(_YAML_BREAK.finditer(text, 0, index))
+    breaks = list(_yaml_break().finditer(text, 0, index))
     line_start = breaks[-1].end() if breaks else 0
     return len(breaks) + 1, index - line_start + 1

@@ -1,0 +1,155 @@
+"""libyaml's event parser, without the pure-Python half of pyyaml.
+
+The YAML of a manifest is read by libyaml, through the parser of pyyaml's C extension
+(``yaml._yaml.CParser``, which ``yaml.CSafeLoader`` extends). But ``import yaml`` first imports
+all of pyyaml's Python loader and dumper — a reader that compiles a large Unicode regular
+expression, a constructor that imports ``datetime`` and ``base64``, a resolver, a representer —
+a third of a small ``validate`` run, none of which reading events needs.
+
+So, when nothing has imported ``yaml`` yet, this module makes the package without running its
+``__init__``: the small modules the extension takes its classes from (errors, tokens, events,
+nodes; those of the scanner, parser, composer, emitter and serializer) are pyyaml's own; the
+reader, constructor and representer, of which the extension takes only an exception class each,
+are stood in for by modules holding just that class, a subclass of pyyaml's ``YAMLError`` like
+the original. Once the extension is loaded the stand-ins are dropped again. The package stays
+in ``sys.modules``, and the first use of anything it lacks (``yaml.safe_load``,
+``yaml.YAMLError``, ``yaml.reader``…) runs its ``__init__`` there and then: code that imports
+``yaml`` later in the process gets the whole of pyyaml, the very classes libyaml's events and
+errors are made of, and from then on the extension raises pyyaml's own exception classes again.
+
+When ``yaml`` was imported before, it is used as it is.
+"""
+
+from __future__ import annotations
+
+import sys
+from _frozen_importlib import module_from_spec
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+    from yaml.reader import ReaderError
+
+#: pyyaml's modules that define the rest of what the extension takes, in an order they import in
+_REAL = ("error", "tokens", "events", "nodes", "scanner", "parser", "composer", "emitter", "serializer")
+
+
+def _find_spec(name: str) -> Any:
+    """The import system's spec for the top-level module ``name`` (``importlib.util.find_spec``,
+    whose import costs more than what this module saves), or None."""
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        spec = find_spec(name, None) if find_spec is not None else None
+        if spec is not None:
+            return spec
+    return None
+
+
+def _import(name: str) -> ModuleType:
+    __import__(name)
+    return sys.modules[name]
+
+
+def _load_extension() -> None:
+    """Load ``yaml._yaml`` into a ``yaml`` package whose ``__init__`` has not run (see above)."""
+    spec = _find_spec("yaml")
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return  # not a package this module knows how to take apart: imported the usual way
+    package = module_from_spec(spec)
+    sys.modules["yaml"] = package
+    for name in _REAL:
+        _import("yaml." + name)
+    from yaml.error import MarkedYAMLError, YAMLError
+
+    class ReaderError(YAMLError):
+        """libyaml's complaint about the bytes themselves (one that is not UTF-8, a control
+        character), by offset: the attributes and the text of pyyaml's ``ReaderError``."""
+
+        def __init__(self, name: Any, position: int, character: Any, encoding: str, reason: str) -> None:
+            self.name = name
+            self.position = position
+            self.character = character
+            self.encoding = encoding
+            self.reason = reason
+
+        def __str__(self) -> str:
+            where = f'  in "{self.name}", position {self.position}'
+            if isinstance(self.character, bytes):
+                return f"'{self.encoding}' codec can't decode byte #x{ord(self.character):02x}: {self.reason}\n{where}"
+            return f"unacceptable character #x{self.character:04x}: {self.reason}\n{where}"
+
+    class ConstructorError(MarkedYAMLError):
+        pass
+
+    class RepresenterError(YAMLError):
+        pass
+
+    stood_in = {"reader": ReaderError, "constructor": ConstructorError, "representer": RepresenterError}
+    for name, error_class in stood_in.items():
+        stand_in = type(sys)("yaml." + name)
+        setattr(stand_in, error_class.__name__, error_class)
+        sys.modules[stand_in.__name__] = stand_in
+        setattr(package, name, stand_in)
+    try:
+        extension = _import("yaml._yaml")
+    finally:
+        for name in stood_in:
+            del sys.modules["yaml." + name]
+            delattr(package, name)
+    package.__dict__["__getattr__"] = _completing(package, spec, extension, stood_in)
+
+
+def _completing(package: ModuleType, spec: Any, extension: ModuleType, stood_in: dict[str, type]) -> Any:
+    """The package's ``__getattr__`` (PEP 562): the first name it lacks runs its ``__init__``,
+    and the extension is given pyyaml's own exception classes back."""
+
+    def __getattr__(name: str) -> Any:
+        package.__dict__.pop("__getattr__", None)
+        spec.loader.exec_module(package)
+        for module_name, error_class in stood_in.items():
+            class_name = error_class.__name__
+            setattr(extension, class_name, getattr(_import("yaml." + module_name), class_name))
+        return getattr(package, name)
+
+    return __getattr__
+
+
+if "yaml" not in sys.modules:
+    _load_extension()
+
+# pyyaml's own parser and classes, from the package made above
+from yaml._yaml import CParser  # noqa: E402
+from yaml.error import MarkedYAMLError, YAMLError  # noqa: E402
+from yaml.events import (  # noqa: E402
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+
+__all__ = [
+    "AliasEvent",
+    "CParser",
+    "DocumentStartEvent",
+    "MappingEndEvent",
+    "MappingStartEvent",
+    "MarkedYAMLError",
+    "ScalarEvent",
+    "SequenceEndEvent",
+    "SequenceStartEvent",
+    "YAMLError",
+    "reader_error",
+]
+
+
+def reader_error() -> type[ReaderError]:
+    """The class of libyaml's reader errors now (it changes once ``yaml`` is completed: see
+    above); an ``except`` names it by calling this."""
+    found: type[ReaderError] = sys.modules["yaml._yaml"].ReaderError
+    return found
