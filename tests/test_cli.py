@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_beeuni, run_typer
+from conftest import BEEUNI, ROOT, run_beeuni, run_typer
 
 STARTER = ROOT / "examples" / "starter"
 GOLDEN = ROOT / "tests" / "golden"
@@ -225,6 +225,29 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "'lark'" in cold.stderr, cold.stderr  # the first run compiles the rules
     assert warm.stderr.strip().endswith("[]"), warm.stderr
+
+
+#: what a first run of `validate` on a clean project needs none of: regular expressions (RE2 reads
+#: the rules' patterns), pyyaml's pure-Python loader and dumper (libyaml reads the YAML:
+#: engine/libyaml.py), what pyyaml's constructor imports, and the editing of manifests
+NOT_ON_THE_FIRST_RUN = (
+    *("re", "enum", "datetime", "base64", "struct", "typing", "json", "importlib.util", "importlib.machinery"),
+    *("yaml.reader", "yaml.constructor", "yaml.resolver", "yaml.representer", "yaml.loader", "yaml.dumper"),
+    *("yaml.cyaml", "beeuni.engine.edit", "beeuni.engine.text_edit", "beeuni.engine.spans"),
+)
+
+
+def test_a_first_run_of_validate_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path) -> None:
+    """The installed command, `validate --no-cache` on the starter (the rule cache warm): its
+    script included (pip's wrapper for an entry point imports `re` first: bin/beeuni)."""
+    command = [sys.executable, "-X", "importtime", BEEUNI, "validate", "--no-cache", str(STARTER)]
+    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
+    subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert warm.stdout == "" and warm.returncode == 0, warm.stderr
+    imported = {line.rpartition("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert {"yaml._yaml", "beeuni.engine.yaml_loader", "beeuni.engine.suppress"} <= imported
+    assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
 
 
 def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
