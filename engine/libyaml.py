@@ -7,11 +7,12 @@ expression, a constructor that imports ``datetime`` and ``base64``, a resolver, 
 a third of a small ``validate`` run, none of which reading events needs.
 
 So, when nothing has imported ``yaml`` yet, this module makes the package without running its
-``__init__``: the small modules the extension takes its classes from (errors, tokens, events,
-nodes; those of the scanner, parser, composer, emitter and serializer) are pyyaml's own; the
-reader, constructor and representer, of which the extension takes only an exception class each,
-are stood in for by modules holding just that class, a subclass of pyyaml's ``YAMLError`` like
-the original. Once the extension is loaded the stand-ins are dropped again. The package stays
+``__init__``: the four small modules the extension takes its classes from (errors, tokens,
+events, nodes) are pyyaml's own; the eight of which it takes only an exception class (reader,
+scanner, parser, composer, constructor, emitter, serializer, representer) are stood in for by
+modules holding just that class, a subclass of pyyaml's ``YAMLError`` or ``MarkedYAMLError``
+like the original, of the same name. Once the extension is loaded the stand-ins are dropped
+again. The package stays
 in ``sys.modules``, and the first use of anything it lacks (``yaml.safe_load``,
 ``yaml.YAMLError``, ``yaml.reader``…) runs its ``__init__`` there and then: code that imports
 ``yaml`` later in the process gets the whole of pyyaml, the very classes libyaml's events and
@@ -33,8 +34,21 @@ if TYPE_CHECKING:
 
     from yaml.reader import ReaderError
 
-#: pyyaml's modules that define the rest of what the extension takes, in an order they import in
-_REAL = ("error", "tokens", "events", "nodes", "scanner", "parser", "composer", "emitter", "serializer")
+#: pyyaml's modules that define the classes of what the extension makes (errors, tokens, events, nodes)
+_REAL = ("error", "tokens", "events", "nodes")
+#: pyyaml's modules the extension takes only an exception class from → its name
+_STOOD_IN = {
+    "reader": "ReaderError",
+    "scanner": "ScannerError",
+    "parser": "ParserError",
+    "composer": "ComposerError",
+    "constructor": "ConstructorError",
+    "emitter": "EmitterError",
+    "serializer": "SerializerError",
+    "representer": "RepresenterError",
+}
+#: those of them that are a ``MarkedYAMLError`` (with the positions of the problem), not a plain ``YAMLError``
+_MARKED = frozenset(("ScannerError", "ParserError", "ComposerError", "ConstructorError"))
 
 
 def _find_spec(name: str) -> Any:
@@ -81,37 +95,34 @@ def _load_extension() -> None:
                 return f"'{self.encoding}' codec can't decode byte #x{ord(self.character):02x}: {self.reason}\n{where}"
             return f"unacceptable character #x{self.character:04x}: {self.reason}\n{where}"
 
-    class ConstructorError(MarkedYAMLError):
-        pass
-
-    class RepresenterError(YAMLError):
-        pass
-
-    stood_in = {"reader": ReaderError, "constructor": ConstructorError, "representer": RepresenterError}
-    for name, error_class in stood_in.items():
-        stand_in = type(sys)("yaml." + name)
-        setattr(stand_in, error_class.__name__, error_class)
+    for name, class_name in _STOOD_IN.items():
+        stand_in = type(sys)(f"yaml.{name}")
+        if class_name == "ReaderError":
+            error_class: type = ReaderError
+        else:
+            error_class = type(class_name, (MarkedYAMLError if class_name in _MARKED else YAMLError,), {})
+        error_class.__module__, error_class.__qualname__ = stand_in.__name__, class_name
+        setattr(stand_in, class_name, error_class)
         sys.modules[stand_in.__name__] = stand_in
         setattr(package, name, stand_in)
     try:
         extension = _import("yaml._yaml")
     finally:
-        for name in stood_in:
-            del sys.modules["yaml." + name]
+        for name in _STOOD_IN:
+            del sys.modules[f"yaml.{name}"]
             delattr(package, name)
-    package.__dict__["__getattr__"] = _completing(package, spec, extension, stood_in)
+    package.__dict__["__getattr__"] = _completing(package, spec, extension)
 
 
-def _completing(package: ModuleType, spec: Any, extension: ModuleType, stood_in: dict[str, type]) -> Any:
+def _completing(package: ModuleType, spec: Any, extension: ModuleType) -> Any:
     """The package's ``__getattr__`` (PEP 562): the first name it lacks runs its ``__init__``,
     and the extension is given pyyaml's own exception classes back."""
 
     def __getattr__(name: str) -> Any:
         package.__dict__.pop("__getattr__", None)
         spec.loader.exec_module(package)
-        for module_name, error_class in stood_in.items():
-            class_name = error_class.__name__
-            setattr(extension, class_name, getattr(_import("yaml." + module_name), class_name))
+        for module_name, class_name in _STOOD_IN.items():
+            setattr(extension, class_name, getattr(_import(f"yaml.{module_name}"), class_name))
         return getattr(package, name)
 
     return __getattr__

@@ -145,10 +145,11 @@ class Template(Str):
 
     def plain(self, value: Any) -> str:
         text = super().plain(value)
-        from string import Formatter
+        # string.Formatter().parse, whose module imports `re` (a tenth of a small `resolve`)
+        from _string import formatter_parser  # type: ignore[import-not-found]
 
         try:
-            parts = list(Formatter().parse(text))
+            parts = list(formatter_parser(text))
         except ValueError:
             raise self.wrong(value) from None
         for _, name, spec, conversion in parts:
