@@ -75,22 +75,25 @@ def b_matches(observer: Observer, value: Any, pattern: Any) -> bool:
     """True when the regular expression ``pattern`` matches somewhere in the string ``value``
     (anchor it with ``^``/``$`` to match the whole). RE2 syntax, linear time (``patterns.py``)."""
     try:
-        test = _TESTS[pattern]  # the common case: a pattern seen before
+        matcher = _MATCHERS[pattern]  # the common case: a pattern seen before
     except (KeyError, TypeError):
         if not isinstance(pattern, str):
             return False
         try:
-            test = patterns.test(str(pattern))
+            matcher = patterns.compiled(str(pattern))
         except patterns.PatternError as err:
             raise RuleFailure(str(err)) from None
-    if isinstance(value, str) and len(value) > _LONG_TEXT:
+    if not isinstance(value, str):
+        return False
+    if len(value) > _LONG_TEXT:
         observer.budget.spend(len(value) // _LONG_TEXT)  # RE2 reads the whole text
-    return test(value)
+    found = matcher.answers.get(value)
+    return matcher.matches(value) if found is None else found
 
 
 #: a text this long costs ``matches`` a step more per this many characters
 _LONG_TEXT = 64
-_TESTS = patterns.TESTS  # read directly: a call less per match
+_MATCHERS = patterns.MATCHERS  # read directly: a call less per match
 
 
 def b_starts_with(value: Any, prefix: Any) -> bool:

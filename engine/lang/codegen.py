@@ -29,10 +29,11 @@ Two tables go with the code, so that a failure costs nothing until it happens:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .builtins import BUILTINS
-from .values import ENTRY, ITEM, OBJECT
+from .values import ENTRY, ITEM, OBJECT, SHORT_LIST
 
 #: what a diagnostic takes: the tuple the rule yields, the engine's object, its texts
 DIAGNOSTIC = 6 * OBJECT
@@ -48,7 +49,6 @@ HELPERS = (
     "IN",
     "OP",
     "EQ",
-    "NULL",
     "LT",
     "LE",
     "GT",
@@ -78,13 +78,19 @@ def compile_program(checked: Node) -> Node:
     the runtime and the commands need to know about the definitions (no syntax trees)."""
     generator = _Generator(checked)
     source, spans = _unmark(generator.generate())
+    try:
+        code = compile(source, "<rules>", "exec")
+    except (RecursionError, SyntaxError, MemoryError):  # nested too deeply once inlined: as written
+        generator = _Generator(checked, inline=False)
+        source, spans = _unmark(generator.generate())
+        code = compile(source, "<rules>", "exec")
     defined = {
         f"{node['t']}:{name}": [node["file"], *node["pos"]]
         for kinds in ("lets", "fns")
         for name, node in checked[kinds].items()
     }
     return {
-        "code": compile(source, "<rules>", "exec"),
+        "code": code,
         "spans": [[*span, *generator.places[index]] for index, span in spans],
         "weights": generator.weights,
         "rooms": generator.rooms,
@@ -142,8 +148,13 @@ class _Generator:
     """Writes ``make(rt)``; records where each marked expression came from (``places``) and the
     definitions' weights."""
 
-    def __init__(self, program: Node) -> None:
+    def __init__(self, program: Node, inline: bool = True) -> None:
         self.program = program
+        #: small functions written out where they are called (``inlined``), and how deep
+        self.inline = inline
+        self.inline_depth = 0
+        #: inside a function written out: its parameters → the caller's locals passed for them
+        self.arguments: dict[str, str] = {}
         self.places: list[list[Any]] = []
         self.file = ""
         self.fn_weights: dict[str, int] = {}
@@ -423,7 +434,48 @@ class _Generator:
         kind = node["t"]
         if kind in ("and", "or"):
             return f"({self.truth(node['left'], scope)} {kind} {self.truth(node['right'], scope)})"
+        if kind == "call" and node["fn"] not in BUILTINS:
+            inlined = self.inlined(node["fn"], node["args"], scope, self.truth)
+            if inlined is not None:
+                self.calls[self.defining].add(node["fn"])
+                return self.mark(node, inlined)
         return self.expr(node, scope)
+
+    def local(self, name: str) -> str:
+        """The Python of a local (a parameter, a loop variable, a ``let`` of a rule or block)."""
+        return self.arguments.get(name, f"v_{name}")
+
+    def inlined(
+        self, name: str, args: list[Node], scope: set[str], write: Callable[[Node, set[str]], str] | None = None
+    ) -> str | None:
+        """A call of a small function, written out in its caller: a Python call costs more than
+        the few operations of ``f(t) = after(t.value, PREFIX)``. Only a function that is not
+        remembered, whose body is one expression of at most ``_INLINE_SIZE`` nodes, called with
+        locals (so that every argument is evaluated once, before the body, as in a call); at
+        most ``_INLINE_DEPTH`` deep. The body's expressions keep their own places (a failure
+        inside is reported in the function, as from a call), and the steps and bytes charged
+        are the call's: they are counted from the syntax tree, not from the code. ``write``:
+        how to write the body (``truth`` where only its truth counts)."""
+        node = self.program["fns"][name]
+        body, params = node["body"], node["params"]
+        if (
+            not self.inline
+            or self.inline_depth >= _INLINE_DEPTH
+            or name in self.costly
+            or body["t"] == "block"
+            or _size(body) > _INLINE_SIZE
+            or not all(arg["t"] == "name" and arg["name"] in scope for arg in args)
+        ):
+            return None
+        saved = self.file, self.arguments
+        self.file = node["file"]
+        self.arguments = {param: self.local(arg["name"]) for param, arg in zip(params, args, strict=True)}
+        self.inline_depth += 1
+        try:
+            return f"({(write or self.expr)(body, set(params))})"
+        finally:
+            self.file, self.arguments = saved
+            self.inline_depth -= 1
 
     def mark(self, node: Node, text: str) -> str:
         """``text``, marked as the Python of ``node``."""
@@ -438,7 +490,7 @@ class _Generator:
         if kind == "name":
             name = node["name"]
             if name in scope:
-                return f"v_{name}"
+                return self.local(name)
             self.names[self.defining].add(name)
             # a value already computed is read from the table itself, without a call
             return f"(V[{name!r}] if {name!r} in V else G({name!r}))"
@@ -452,7 +504,7 @@ class _Generator:
         if kind == "attr":
             obj = node["obj"]
             if obj["t"] == "name" and obj["name"] in scope:  # a local: read it twice, skip a call
-                local = f"v_{obj['name']}"
+                local = self.local(obj["name"])
                 return f"({local}.get({node['name']!r}) if {local}.__class__ is dict else A({local}, {node['name']!r}))"
             return f"A({expr(obj, scope)}, {node['name']!r})"
         if kind == "index":
@@ -467,8 +519,9 @@ class _Generator:
         if kind == "compare":
             left, right = expr(node["left"], scope), expr(node["right"], scope)
             if node["op"] in ("==", "!=") and "None" in (left, right):  # the common `x == null`
-                test = f"NULL({left if right == 'None' else right})"
-                return test if node["op"] == "==" else f"(not {test})"
+                # a located null equals None too, and a tuple's `in` tests identity first
+                operator = "in" if node["op"] == "==" else "not in"
+                return f"({left if right == 'None' else right} {operator} (None,))"
             if node["op"] in ("==", "!=") and _is_string_literal(node["left"], node["right"]):
                 return f"({left} {node['op']} {right})"  # Python's own == is exact against a string
             if node["op"] == "==":
@@ -477,6 +530,9 @@ class _Generator:
                 return f"(not EQ({left}, {right}))"
             return f"{_ORDERINGS[node['op']]}({left}, {right})"
         if kind == "in":
+            constants = _constants(node["right"])
+            if constants is not None:  # `x in ["a", null]`: a tuple's `in`, as a short list's
+                return f"({expr(node['left'], scope)} in ({constants}))"
             return f"IN({expr(node['right'], scope)}, {expr(node['left'], scope)})"
         if kind == "binop":
             return f"OP({node['op']!r}, {expr(node['left'], scope)}, {expr(node['right'], scope)})"
@@ -490,10 +546,14 @@ class _Generator:
             condition = f" if {self.truth(node['cond'], inner)}" if node["cond"] is not None else ""
             return f"[{element} {loop}{condition}]"
         if kind == "call":
-            args = [expr(arg, scope) for arg in node["args"]]
             name = node["fn"]
             if name not in BUILTINS:
                 self.calls[self.defining].add(name)
+                inlined = self.inlined(name, node["args"], scope)
+                if inlined is not None:
+                    return inlined
+            args = [expr(arg, scope) for arg in node["args"]]
+            if name not in BUILTINS:
                 return f"f_{name}({', '.join(args)})"
             if BUILTINS[name][3] == "observer":
                 self.observers.add(self.defining)
@@ -506,6 +566,34 @@ class _Generator:
 #: built-ins whose result is a new object of a size the budget is not told (a number, a short
 #: text); the others give a value that exists already, or charge what they build
 _NEW_OBJECT = frozenset({"len", "position"})
+
+
+#: the most nodes the body of a function written out where it is called may have, and how many
+#: such functions may be written out one in another
+_INLINE_SIZE, _INLINE_DEPTH = 16, 3
+
+
+def _size(node: Any) -> int:
+    """The number of expression nodes in ``node``."""
+    if isinstance(node, list):
+        return sum(_size(item) for item in node)
+    if not isinstance(node, dict):
+        return 0
+    return 1 + sum(_size(value) for key, value in node.items() if key not in ("t", "pos"))
+
+
+def _constants(node: Node) -> str | None:
+    """The items of a literal list of fewer than ``SHORT_LIST`` strings, numbers, booleans and nulls, as the
+    Python of a tuple's items; None for any other expression. ``in`` such a list is Python's
+    own ``in`` (``SetCache.contains`` of a short list; a located value compares like its own)."""
+    if node["t"] != "list" or len(node["items"]) >= SHORT_LIST:
+        return None
+    if not all(item["t"] == "value" and type(item["value"]) in _SCALARS for item in node["items"]):
+        return None
+    return "".join(repr(item["value"]) + ", " for item in node["items"])
+
+
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _has_fix(rule: Node) -> bool:

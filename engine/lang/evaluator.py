@@ -302,7 +302,11 @@ class Evaluation:
             return found[1]
 
         def remembered2(a: Any, b: Any) -> Any:
-            key = (a if a.__class__ in plain else _identity(a), b if b.__class__ in plain else _identity(b))
+            # `_identity` written out for the common arguments: a plain value, a record or list
+            kind = a.__class__
+            first = a if kind in plain else ("id", id(a)) if kind in containers else _identity(a)
+            kind = b.__class__
+            key = (first, b if kind in plain else ("id", id(b)) if kind in containers else _identity(b))
             found = memo.get(key)
             if found is None:
                 found = memo[key] = ((a, b), function(a, b))
@@ -542,7 +546,6 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "IN": observer.sets.contains,
         "OP": observer.sets.binop,
         "EQ": observer.budget.equal,
-        "NULL": values.is_null,
         "LT": observer.budget.ordering("<"),
         "LE": observer.budget.ordering("<="),
         "GT": observer.budget.ordering(">"),
@@ -576,10 +579,13 @@ _MISSING = object()
 
 def _identity(value: Any) -> Any:
     """A memo key for an argument: itself when hashable by value, else its identity."""
-    if value.__class__ in _CONTAINERS or isinstance(value, dict | list):
+    kind = value.__class__
+    if kind is LocatedStr:
+        return ("str", value, value.loc)  # the result may carry the argument's position
+    if kind in _CONTAINERS or isinstance(value, dict | list):
         return ("id", id(value))
     if isinstance(value, LocatedConst):
         return ("const", value.value)
     if isinstance(value, LocatedStr):
-        return ("str", str(value), value.loc)  # the result may carry the argument's position
+        return ("str", value, value.loc)
     return value

@@ -10,8 +10,9 @@ expression that built the pattern.
 RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
 per process (the last ``_KEPT`` of them are kept).
 
-``test`` serves ``matches``, the hot path: it calls RE2's own ``Match`` on UTF-8 bytes, without
-capture groups, which is five times faster than the ``re``-like wrapper the package also has.
+``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
+bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
+package also has, and remembers the answer for a short text. ``test`` is the same as a function.
 ``regex`` gives that wrapper (match objects with groups and positions), for the engine's other
 patterns from the rules.
 """
@@ -81,48 +82,59 @@ def problem(pattern: str) -> str | None:
 def test(pattern: str) -> Callable[[Any], bool]:
     """Whether ``pattern`` matches somewhere in a value: a function of the value, false for
     anything but a string."""
-    found = TESTS.get(pattern)
-    if found is None:
-        if len(TESTS) >= _KEPT:
-            TESTS.clear()
-        found = TESTS[pattern] = _compile_test(pattern)
-    return found
-
-
-#: the compiled ``test`` of each pattern
-TESTS: dict[str, Callable[[Any], bool]] = {}
-
-
-def _compile_test(pattern: str) -> Callable[[Any], bool]:
-    re2 = _re2()
-    options = _options(re2)
-    options.never_capture = True  # a yes or no needs no groups: RE2 can use its DFA alone
-    compiled = re2._re2.RE2(_utf8(pattern), options)
-    if not compiled.ok():
-        raise PatternError(_explain(pattern, compiled.error()))
-    match, anywhere, nothing = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED, (-1, -1)
-    #: text → whether the pattern matches in it: rules test the same names and paths many times
-    #: over (the last ``_ANSWERS`` short texts are kept)
-    answers: dict[str, bool] = {}
+    matcher = compiled(pattern)
 
     def matches(value: Any) -> bool:
-        if not isinstance(value, str):
-            return False
-        found = answers.get(value)
-        if found is None:
-            data = value.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
-            found = match(anywhere, data, 0, len(data))[0] != nothing
-            if len(value) <= _SHORT:
-                if len(answers) >= _ANSWERS:
-                    answers.clear()
-                answers[value] = found
-        return found
+        return isinstance(value, str) and matcher.matches(value)
 
     return matches
 
 
+def compiled(pattern: str) -> Matcher:
+    """``pattern`` compiled for ``matches`` (once per process: the last ``_KEPT`` are kept)."""
+    found = MATCHERS.get(pattern)
+    if found is None:
+        if len(MATCHERS) >= _KEPT:
+            MATCHERS.clear()
+        found = MATCHERS[pattern] = Matcher(pattern)
+    return found
+
+
+class Matcher:
+    """A pattern compiled for a yes or no, and the answers it gave for short texts: the rules
+    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept)."""
+
+    __slots__ = ("answers", "anywhere", "match")
+
+    def __init__(self, pattern: str) -> None:
+        re2 = _re2()
+        options = _options(re2)
+        options.never_capture = True  # a yes or no needs no groups: RE2 can use its DFA alone
+        compiled = re2._re2.RE2(_utf8(pattern), options)
+        if not compiled.ok():
+            raise PatternError(_explain(pattern, compiled.error()))
+        self.match, self.anywhere = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED
+        #: text → whether the pattern matches somewhere in it
+        self.answers: dict[str, bool] = {}
+
+    def matches(self, text: str) -> bool:
+        found = self.answers.get(text)
+        if found is None:
+            data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
+            found = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
+            if len(text) <= _SHORT:
+                if len(self.answers) >= _ANSWERS:
+                    self.answers.clear()
+                self.answers[text] = found
+        return found
+
+
+#: the compiled patterns
+MATCHERS: dict[str, Matcher] = {}
 #: the texts whose answers a pattern keeps: at most this many, of at most this many characters
 _ANSWERS, _SHORT = 65_536, 256
+#: what RE2's ``Match`` gives for no match
+_NOWHERE = (-1, -1)
 
 
 @lru_cache(maxsize=_KEPT)

@@ -65,6 +65,8 @@ ROOM = 64_000_000
 #: a string, list or map itself (or a number, a diagnostic's share of its tuple), an item of a
 #: list or a set, an entry of a map
 OBJECT, ITEM, ENTRY = 64, 8, 48
+#: a list shorter than this is searched item by item for ``in``, a longer one through its set
+SHORT_LIST = 8
 #: the longest text a value may read as inside a template
 TEXT_LIMIT = 1_000_000
 
@@ -338,7 +340,7 @@ class SetCache:
 
     def contains(self, container: Any, item: Any) -> bool:
         if isinstance(container, list):  # the hot path: `unwrap` and `set_of` written out
-            if len(container) < 8:
+            if len(container) < SHORT_LIST:
                 return (item.value if item.__class__ is LocatedConst else item) in container
             found = self._sets.get(id(container))
             members = found[1] if found is not None and found[0] is container else self.set_of(container)
