@@ -49,6 +49,8 @@ _STOOD_IN = {
 }
 #: those of them that are a ``MarkedYAMLError`` (with the positions of the problem), not a plain ``YAMLError``
 _MARKED = frozenset(("ScannerError", "ParserError", "ComposerError", "ConstructorError"))
+#: the stand-in for pyyaml's ``ReaderError``, when one was made
+_READER_STAND_IN: list[type[ReaderError]] = []
 
 
 def _find_spec(name: str) -> Any:
@@ -99,6 +101,7 @@ def _load_extension() -> None:
         stand_in = type(sys)(f"yaml.{name}")
         if class_name == "ReaderError":
             error_class: type = ReaderError
+            _READER_STAND_IN.append(ReaderError)  # type: ignore[arg-type]  # (pyyaml's attributes: see above)
         else:
             error_class = type(class_name, (MarkedYAMLError if class_name in _MARKED else YAMLError,), {})
         error_class.__module__, error_class.__qualname__ = stand_in.__name__, class_name
@@ -155,12 +158,11 @@ __all__ = [
     "SequenceEndEvent",
     "SequenceStartEvent",
     "YAMLError",
-    "reader_error",
+    "reader_errors",
 ]
 
 
-def reader_error() -> type[ReaderError]:
-    """The class of libyaml's reader errors now (it changes once ``yaml`` is completed: see
-    above); an ``except`` names it by calling this."""
-    found: type[ReaderError] = sys.modules["yaml._yaml"].ReaderError
-    return found
+def reader_errors() -> tuple[type[ReaderError], ...]:
+    """The classes of libyaml's reader errors: pyyaml's, and the stand-in the extension raised
+    until ``yaml`` was completed (see above); an ``except`` names them by calling this."""
+    return (*_READER_STAND_IN, sys.modules["yaml._yaml"].ReaderError)

@@ -36,7 +36,7 @@ from .libyaml import (
     SequenceEndEvent,
     SequenceStartEvent,
     YAMLError,
-    reader_error,
+    reader_errors,
 )
 from .located import (
     LocatedConst,
@@ -192,7 +192,7 @@ def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], i
         return None, problems, builder.nodes
     except MarkedYAMLError as err:
         return None, [*problems, _syntax_problem(err, data, path)], builder.nodes
-    except reader_error() as err:  # the class libyaml raises now (see libyaml.py)
+    except reader_errors() as err:  # pyyaml's class, or its stand-in (libyaml.py)
         return None, [*problems, _reader_problem(err, data, path)], builder.nodes
     except YAMLError as err:
         return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])], builder.nodes
