@@ -14,7 +14,9 @@ would stand, which type checkers read the same way.
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -138,18 +140,48 @@ def parse_rules_check(argv: list[str]) -> tuple[str | None, str] | None:
     return (folder if folder is not None else option, output_format or "text")
 
 
-def main() -> None:
+def main(exit_at_once: bool = False) -> None:
+    """Run the command of ``sys.argv``. With ``exit_at_once`` (the installed command,
+    bin/beeuni), a command this module runs itself ends the process as soon as its output is
+    out (``_exit_at_once``); else it raises ``SystemExit`` as usual."""
     # A command is a short process that builds many small objects and frees them at exit: the
     # cyclic garbage collector would only walk them again and again (a third of a large run),
     # and once more at exit, unless they are frozen out of its reach first.
     gc.disable()
     try:
-        run_command(sys.argv[1:])
+        status = fast_command(sys.argv[1:])
+        if status is None:
+            from .app import app
+
+            app()
+            return
+        if exit_at_once:
+            _exit_at_once(status)
+        sys.exit(status)
     finally:
         gc.freeze()
 
 
-def run_command(argv: list[str]) -> None:
+def _exit_at_once(status: int) -> None:
+    """End the process with ``status`` once standard output and error are flushed, without the
+    interpreter's teardown, which frees the rules, the manifest's values and every module one by
+    one — a millisecond of a small run, for a process that ends anyway. Only when nothing else
+    would run at exit: no exit handler registered (``atexit``), no thread but this one; and when
+    the output cannot be flushed (a closed pipe), Python's own exit reports it as always."""
+    threading = sys.modules.get("threading")
+    if atexit._ncallbacks() or (threading is not None and threading.active_count() > 1):
+        sys.exit(status)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status)
+
+
+def fast_command(argv: list[str]) -> int | None:
+    """The exit status of ``validate``, ``resolve`` or ``rules check`` in a form parsed here, run;
+    None for anything else (the Typer application's)."""
     fast = parse_validate(argv)
     if fast is not None:
         paths, options = fast
@@ -167,10 +199,10 @@ def run_command(argv: list[str]) -> None:
                 options.get("max_warnings"),
             )
             if hit is not None:
-                sys.exit(hit)
+                return hit
         from . import commands
 
-        sys.exit(commands.guarded(lambda: commands.validate(paths, probe=probe, **options)))
+        return commands.guarded(lambda: commands.validate(paths, probe=probe, **options))
     resolving = parse_resolve(argv)
     if resolving is not None:
         path, keywords = resolving
@@ -180,19 +212,17 @@ def run_command(argv: list[str]) -> None:
         if resolve_probe is not None:
             answered = resolve_probe.answer_resolve(keywords["as_json"])
             if answered is not None:
-                sys.exit(answered)
+                return answered
         from . import commands
 
-        sys.exit(commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords)))
+        return commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords))
     checking = parse_rules_check(argv)
     if checking is not None:
         from . import commands
 
         rules, output_format = checking
-        sys.exit(commands.guarded(lambda: commands.rules_check(rules, output_format)))
-    from .app import app
-
-    app()
+        return commands.guarded(lambda: commands.rules_check(rules, output_format))
+    return None
 
 
 if __name__ == "__main__":

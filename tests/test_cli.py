@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -56,6 +57,17 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
     fast = run_beeuni(args, cwd=cwd)
     typer = run_typer(args, cwd=cwd)
     assert fast.stdout, fast.stderr
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
+
+
+def test_the_installed_command_ends_with_all_its_output_written() -> None:
+    """bin/beeuni ends `validate`, `resolve` and `rules check` without the interpreter's teardown
+    (`_exit_at_once` in cli/main.py): what is still buffered is written first — here a document
+    larger than the output buffer — and the exit status is the command's."""
+    args = ["resolve", "--json", "--no-cache", "project"]
+    fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
+    typer = run_typer(args, cwd=GOLDEN / "agents-subagents")
+    assert len(fast.stdout) > io.DEFAULT_BUFFER_SIZE
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
 
 
