@@ -76,8 +76,10 @@ class MergedManifest:
         found = self.before.entries.get((path, key)) if self.before is not None else None
         if found is not None and found[0] is section:
             entries = found[1]
+        elif found is None:
+            entries = [{"name": name, "value": item, "file": path} for name, item in section.items()]
         else:
-            old = {(id(entry["name"]), id(entry["value"])): entry for entry in found[1]} if found else {}
+            old = {(id(entry["name"]), id(entry["value"])): entry for entry in found[1]}
             entries = [
                 old.get((id(name), id(item))) or {"name": name, "value": item, "file": path}
                 for name, item in section.items()
