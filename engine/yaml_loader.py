@@ -230,8 +230,6 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, expanded size)
         self.open_anchors: set[str] = set()
         self.nodes = 0
-        #: the tag of each plain scalar's text seen so far: a manifest repeats its names many times
-        self.plain_tags: dict[str, str] = {}
 
     def loc(self, mark: Any) -> Loc:
         return (self.path, mark.line + 1 + self.line_offset, mark.column + 1)
@@ -246,7 +244,7 @@ class _Builder:
         enclose it. Values are made without their classes' ``__init__``/``__new__`` (an empty
         dict or list, a string, then its ``loc``), which is what those do."""
         path, first_line, depth = self.path, self.line_offset + 1, self.depth
-        problems, anchors, open_anchors, plain_tags = self.problems, self.anchors, self.open_anchors, self.plain_tags
+        problems, anchors, open_anchors = self.problems, self.anchors, self.open_anchors
         new_str, new_map, new_list = str.__new__, dict.__new__, list.__new__
         #: per enclosing collection: (collection, is a mapping, pending key, skip its entry,
         #: anchor, the count of values before it)
@@ -270,19 +268,18 @@ class _Builder:
                     nodes += 1
                     if nodes > MAX_NODES:
                         raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
-                    text = event.value
-                    plain = event.tag is None and event.implicit[0]
+                    text, tag = event.value, event.tag
                     if is_map and key is None:
                         keys += 1
-                        if event.tag is not None or (plain and (len(text) > MAX_NUMBER_CHARS or text[:1] == "<")):
-                            self.scalar(event, loc)  # for its problems: a bad tag, a too long number
-                            if plain and self.plain_tag(text) == _MERGE_TAG:
-                                problems.append(LoadProblem("merge-key", loc))
-                                skip = True
                         key = new_str(LocatedStr, text)
                         key.loc = loc
+                        if tag is not None or (event.implicit[0] and (text[:1] == "<" or len(text) > MAX_NUMBER_CHARS)):
+                            self.scalar(event, loc)  # for its problems: a bad tag, a too long number
+                            skip = tag is None and plain_tag(text) == _MERGE_TAG
+                            if skip:
+                                problems.append(LoadProblem("merge-key", loc))
                         continue
-                    if event.tag is None and (not plain or (plain_tags.get(text) or self.plain_tag(text)) == _STR_TAG):
+                    if tag is None and (not event.implicit[0] or plain_tag(text) == _STR_TAG):
                         value = new_str(LocatedStr, text)
                         value.loc = loc
                     else:
@@ -340,8 +337,7 @@ class _Builder:
                     if skip:
                         skip = False
                     elif key in top:
-                        first = next(earlier for earlier in top if earlier == key)
-                        problems.append(LoadProblem("duplicate-key", key.loc, key=str(key), first_line=first.loc[1]))
+                        problems.append(_duplicate(top, key))
                     else:
                         top[key] = value
                     key = None
@@ -358,13 +354,6 @@ class _Builder:
             raise _Abort(LoadProblem("undefined-alias", loc, anchor=event.anchor))
         return found
 
-    def plain_tag(self, text: str) -> str:
-        """The tag YAML gives a plain (unquoted, untagged) scalar of this text."""
-        tag = self.plain_tags.get(text)
-        if tag is None:
-            tag = self.plain_tags[text] = plain_tag(text)
-        return tag
-
     def scalar(self, event: Any, loc: Loc) -> Any:
         text = event.value
         tag = event.tag
@@ -372,7 +361,7 @@ class _Builder:
         if not explicit:
             if not event.implicit[0]:  # quoted, or a block scalar: text
                 return LocatedStr(text, loc)
-            tag = self.plain_tag(text)
+            tag = plain_tag(text)
         if tag == _STR_TAG:
             return LocatedStr(text, loc)
         word = _WORDS.get(text)
@@ -384,7 +373,7 @@ class _Builder:
         if not pyyaml.knows(tag):  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
-            if explicit and tag in _WHOLE_WORD_TAGS and self.plain_tag(text) != tag:
+            if explicit and tag in _WHOLE_WORD_TAGS and plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
             value = pyyaml.value(tag, text)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
@@ -398,6 +387,12 @@ class _Builder:
         if isinstance(value, float):
             return LocatedFloat(value, loc)
         return LocatedStr(text, loc)
+
+
+def _duplicate(mapping: LocatedMap, key: LocatedStr) -> LoadProblem:
+    """``key`` once more in ``mapping`` (the first one stays), said with the first one's line."""
+    first = next(earlier for earlier in mapping if earlier == key)
+    return LoadProblem("duplicate-key", key.loc, key=str(key), first_line=first.loc[1])
 
 
 def _syntax_problem(err: MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
