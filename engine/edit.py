@@ -17,8 +17,16 @@ from __future__ import annotations
 
 import re
 
-import yaml
-
+from .libyaml import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    YAMLError,
+    events,
+)
 from .located import unwrap
 from .manifest_text import EditRefused
 from .yaml_loader import load_yaml
@@ -26,7 +34,6 @@ from .yaml_loader import load_yaml
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
 #: the line ends YAML knows; a file keeps its own
@@ -71,20 +78,19 @@ class _Document:
 
     def _read(self) -> None:
         stack: list[tuple[_Node, list[_Node]]] = []  # open collections, with a map's pending key
-        events: Iterator[Any] = yaml.parse(self.text, Loader=yaml.CSafeLoader)
         try:
-            for event in events:
+            for event in events(self.text):
                 kind = type(event)
-                if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
-                    node = _Node("scalar" if kind is yaml.ScalarEvent else "alias", event)
-                    if kind is yaml.AliasEvent:
+                if kind is ScalarEvent or kind is AliasEvent:
+                    node = _Node("scalar" if kind is ScalarEvent else "alias", event)
+                    if kind is AliasEvent:
                         self.aliased.add(event.anchor)
                     self.ends.append(node.end)
-                elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                    node = _Node("map" if kind is yaml.MappingStartEvent else "seq", event)
+                elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                    node = _Node("map" if kind is MappingStartEvent else "seq", event)
                     stack.append((node, []))
                     continue
-                elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                elif kind is MappingEndEvent or kind is SequenceEndEvent:
                     node, _ = stack.pop()
                     if node.flow:
                         node.close, node.end = event.start_mark.index, event.end_mark.index
@@ -103,7 +109,7 @@ class _Document:
                     parent.items.append((pending.pop(), node))
                 else:
                     pending.append(node)
-        except yaml.YAMLError as err:
+        except YAMLError as err:
             raise EditRefused(f"the file is not valid YAML: {str(err).splitlines()[0]}") from None
 
     def entry(self, mapping: _Node, key: str) -> tuple[_Node, _Node] | None:

@@ -29,6 +29,7 @@ from _frozen_importlib import module_from_spec
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import ModuleType
     from typing import Any
 
@@ -158,8 +159,16 @@ __all__ = [
     "SequenceEndEvent",
     "SequenceStartEvent",
     "YAMLError",
+    "events",
     "reader_errors",
 ]
+
+
+def events(data: str | bytes) -> Iterator[Any]:
+    """libyaml's events of ``data``, as ``yaml.parse(data, Loader=yaml.CSafeLoader)`` gives them."""
+    parser = CParser(data)
+    while (event := parser.get_event()) is not None:
+        yield event
 
 
 def reader_errors() -> tuple[type[ReaderError], ...]:

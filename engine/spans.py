@@ -13,20 +13,33 @@ exclusive.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections import namedtuple
 
-import yaml
+from .libyaml import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    YAMLError,
+    events,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, NamedTuple
 
+    class Span(NamedTuple):
+        line: int
+        column: int
+        end_line: int
+        end_column: int
 
-class Span(NamedTuple):
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+else:  # the same class as typing.NamedTuple makes, without importing typing (code frames on a terminal)
+    Span = namedtuple("Span", ("line", "column", "end_line", "end_column"))
 
 
 def _position(mark: Any) -> tuple[int, int]:
@@ -39,21 +52,20 @@ def value_extents(data: bytes) -> dict[tuple[int, int], tuple[int, int]]:
     extents: dict[tuple[int, int], tuple[int, int]] = {}
     open_starts: list[tuple[int, int]] = []
     last_end = (1, 1)
-    events: Iterator[Any] = yaml.parse(data, Loader=yaml.CSafeLoader)
     try:
-        for event in events:
+        for event in events(data):
             kind = type(event)
             start = _position(event.start_mark)
-            if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
+            if kind is ScalarEvent or kind is AliasEvent:
                 last_end = _position(event.end_mark)
                 extents.setdefault(start, last_end)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
                 open_starts.append(start)
-            elif (kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent) and open_starts:
+            elif (kind is MappingEndEvent or kind is SequenceEndEvent) and open_starts:
                 if event.end_mark.index > event.start_mark.index:  # a flow collection's bracket
                     last_end = _position(event.end_mark)
                 extents.setdefault(open_starts.pop(), last_end)
-    except yaml.YAMLError:
+    except YAMLError:
         pass
     return extents
 

@@ -14,19 +14,18 @@ that the YAML still holds exactly what it held before, apart from the values mea
 
 from __future__ import annotations
 
-import yaml
-from yaml.resolver import Resolver
+from .libyaml import ScalarEvent, YAMLError, events
+from .yaml_loader import plain_tag
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
     from .source_text import SourceText
 
 _STR_TAG = "tag:yaml.org,2002:str"
-_resolve_tag: Callable[..., str] = Resolver().resolve
 
 
 class TextEdit:
@@ -80,18 +79,18 @@ def same_document(old: str, new: str, changed: dict[tuple[int, int], str] | None
     column) of ``changed`` now holds that text, as a string."""
     changed = changed or {}
     try:
-        old_events: list[Any] = list(yaml.parse(old, Loader=yaml.CSafeLoader))
-        new_events: list[Any] = list(yaml.parse(new, Loader=yaml.CSafeLoader))
-    except yaml.YAMLError:
+        old_events: list[Any] = list(events(old))
+        new_events: list[Any] = list(events(new))
+    except YAMLError:
         return False
     if len(old_events) != len(new_events):
         return False
     hits = 0
     for before, after in zip(old_events, new_events, strict=True):
         start = (before.start_mark.line + 1, before.start_mark.column + 1)
-        if type(before) is yaml.ScalarEvent and start in changed:
+        if type(before) is ScalarEvent and start in changed:
             hits += 1
-            if not (type(after) is yaml.ScalarEvent and after.value == changed[start] and _is_string(after)):
+            if not (type(after) is ScalarEvent and after.value == changed[start] and _is_string(after)):
                 return False
         elif _signature(before) != _signature(after):
             return False
@@ -113,4 +112,4 @@ def _signature(event: Any) -> tuple[Any, ...]:
 def _is_string(event: Any) -> bool:
     if event.tag not in (None, "!"):
         return bool(event.tag == _STR_TAG)
-    return bool(_resolve_tag(yaml.ScalarNode, event.value, event.implicit) == _STR_TAG)
+    return not event.implicit[0] or plain_tag(event.value) == _STR_TAG  # (only plain text may be more)

@@ -216,6 +216,38 @@ def test_on_a_terminal_text_is_code_frames_and_concise_stays_one_line() -> None:
     assert concise == (typos / "validate.out").read_text().split("--- stderr")[0]
 
 
+def test_code_frames_on_a_terminal_import_neither_typing_nor_the_rest_of_pyyaml() -> None:
+    """The frames' spans, and the fixes' splices (`did you mean`), come from libyaml's events
+    (engine/libyaml.py), without `typing`."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from conftest import BEEUNI
+
+    typos = ROOT / "tests" / "golden" / "agents-typos"
+    command = [sys.executable, "-X", "importtime", BEEUNI, "validate", "project", "--no-cache"]
+    run_on_terminal(["validate", "project"], typos, colour=False)  # the rule cache warm
+    leader, follower = pty.openpty()
+    env = {**os.environ, "NO_COLOR": "1"}
+    with subprocess.Popen(command, cwd=typos, stdout=follower, stderr=subprocess.PIPE, env=env) as process:
+        os.close(follower)
+        while True:
+            try:
+                if not os.read(leader, 65536):
+                    break
+            except OSError:  # the terminal's other side closed
+                break
+        assert process.stderr is not None
+        report = process.stderr.read().decode()
+        process.wait(timeout=60)
+    os.close(leader)
+    imported = {line.rpartition("|")[2].strip() for line in report.splitlines() if line.startswith("import time:")}
+    assert {"beeuni.engine.spans", "beeuni.cli.frames"} <= imported
+    assert sorted(imported & {"typing", "yaml.reader", "yaml.loader", "yaml.constructor"}) == []
+
+
 def test_colour_on_a_terminal_unless_no_color() -> None:
     typos = ROOT / "tests" / "golden" / "agents-typos"
     coloured = run_on_terminal(["validate", "project"], typos, colour=True)
