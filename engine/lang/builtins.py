@@ -144,7 +144,7 @@ def b_lower(observer: Observer, value: Any) -> Any:
 
 
 def b_join(observer: Observer, items: Any, separator: Any) -> str:
-    values, glue = as_items(items), text(separator)
+    values, glue = as_items(items), separator if separator.__class__ is str else text(separator)
     try:
         joined = glue.join(values)  # all strings: at C speed
     except TypeError:
@@ -214,8 +214,8 @@ def b_group_by(observer: Observer, records: Any, field: Any) -> dict[Any, list[A
     groups: dict[Any, list[Any]] = {}
     for record in observer.budget.scan(as_items(records)):
         key = record.get(field) if isinstance(record, dict) else None
-        if isinstance(unwrap(key), str):
-            groups.setdefault(str(key), []).append(record)
+        if isinstance(key, str):  # (a located true, false or null holds no string)
+            groups.setdefault(key if key.__class__ is str else str(key), []).append(record)
     observer.budget.build(len(groups) * OBJECT)  # each group's list
     return observer.budget.sized(groups)
 
@@ -225,8 +225,8 @@ def b_index_by(observer: Observer, records: Any, field: Any) -> dict[Any, Any]:
     index: dict[Any, Any] = {}
     for record in observer.budget.scan(as_items(records)):
         key = record.get(field) if isinstance(record, dict) else None
-        if isinstance(unwrap(key), str):
-            index.setdefault(str(key), record)
+        if isinstance(key, str):  # (a located true, false or null holds no string)
+            index.setdefault(key if key.__class__ is str else str(key), record)
     return observer.budget.sized(index)
 
 
@@ -245,7 +245,7 @@ def b_first(items: Any) -> Any:
 
 def b_subset(observer: Observer, items: Any, container: Any) -> bool:
     """Whether every item of the list ``items`` is in the list ``container``."""
-    return observer.sets.subset(observer.budget.scan(as_items(items)), as_items(container))
+    return observer.sets.subset(as_items(items), as_items(container))
 
 
 # observations of the repository --------------------------------------------------------------

@@ -321,21 +321,23 @@ class SetCache:
 
     Values are never changed once made, so the set of a list's items can be kept as long as the
     list lives: ``x in SOME_BIG_LIST`` inside a loop costs a hash lookup, and ``a & b`` for the
-    same ``b`` builds its set once. One cache serves one evaluation."""
+    same ``b`` builds its set once. One cache serves one evaluation. A list's set is a map from
+    each item to where it first stands, so that ``a & b`` of a long ``a`` and a short ``b`` can
+    look up the few common items and put them in ``a``'s order."""
 
     def __init__(self, budget: Budget) -> None:
-        self._sets: dict[int, tuple[list[Any], frozenset[Any]]] = {}
+        self._sets: dict[int, tuple[list[Any], dict[Any, int]]] = {}
         self.budget = budget
 
     def forget(self) -> None:
         self._sets.clear()
 
-    def set_of(self, items: list[Any]) -> frozenset[Any]:
+    def set_of(self, items: list[Any]) -> dict[Any, int]:
         found = self._sets.get(id(items))
         if found is None or found[0] is not items:
             self.budget.spend(len(items))
             self.budget.build(len(items) * ENTRY)  # kept as long as the evaluation
-            found = self._sets[id(items)] = (items, frozenset(_keys(items)))
+            found = self._sets[id(items)] = (items, _positions(items))
         return found[1]
 
     def contains(self, container: Any, item: Any) -> bool:
@@ -358,28 +360,41 @@ class SetCache:
         raise RuleFailure(f"`in` needs a list, map or string on its right, not {phrase(container)}")
 
     def subset(self, items: list[Any], container: list[Any]) -> bool:
-        return self.set_of(items) <= self.set_of(container)
+        """Whether every item of ``items`` is in ``container``, charged a step per item."""
+        self.budget.spend(len(items))
+        return self.set_of(items).keys() <= self.set_of(container).keys()
 
     def binop(self, op: str, left: Any, right: Any) -> Any:
         """``|`` union, ``&`` intersection, ``-`` difference (lists as sets, the left one's
         order kept), ``+`` concatenation of lists or strings, or a sum of numbers. What it
         builds is charged to the budget."""
+        if left.__class__ is list and right.__class__ is list and (op == "&" or op == "-"):
+            # the common case of resolving views, charged as below
+            size = len(left) + len(right)
+            if size:
+                self.budget.spend(size)
+                self.budget.build(size * ITEM)
+            return self._filtered(op == "&", left, right)
         a, b = unwrap(left), unwrap(right)
         # charged before it is built, by the most it can hold: a bound must hold before the fact
         size = (len(a) if isinstance(a, str | list | dict) else 0) + (len(b) if isinstance(b, str | list | dict) else 0)
         if size:
             self.budget.spend(size)
             self.budget.build(size if isinstance(a, str) else size * ITEM)
-        if left.__class__ is list and right.__class__ is list and (op == "&" or op == "-"):
-            return self._filtered(op == "&", left, right)
         return self._binop(op, a, b)
 
     def _filtered(self, keep: bool, left: list[Any], right: list[Any]) -> list[Any]:
         """``left & right`` (``keep``) or ``left - right``: the common case of resolving views.
         A left list without repeats (its set as long as itself) needs no ``unique`` after."""
         other = self.set_of(right)
+        if keep and len(other) * _FEW < len(left):
+            known = self._sets.get(id(left))  # (its set made already, by `subset` say: no new charge)
+            if known is not None and known[0] is left:
+                first = known[1]  # the common items, where they first stand in `left`
+                return [left[index] for index in sorted(map(first.__getitem__, other.keys() & first.keys()))]
         try:
-            kept = [item for item in left if item in other] if keep else [item for item in left if item not in other]
+            # `filter` with the set's own test runs at C speed
+            kept = list(filter(other.__contains__, left)) if keep else [item for item in left if item not in other]
         except TypeError:  # maps or lists among the items: compared by identity
             return unique([item for item in left if (_hashable(item) in other) is keep])
         return kept if len(self.set_of(left)) == len(left) else unique(kept)
@@ -411,12 +426,18 @@ def _hashable(value: Any) -> Any:
     return unwrap(value)
 
 
-def _keys(items: list[Any]) -> set[Any]:
-    """The set of ``_hashable`` keys of ``items`` — at C speed when they are all plain values."""
+def _positions(items: list[Any]) -> dict[Any, int]:
+    """Each ``_hashable`` key of ``items`` → the index where it first stands — at C speed when
+    they are all plain values (walked from the end, so that the first index is the one kept)."""
+    backwards = range(len(items) - 1, -1, -1)
     try:
-        return set(items)  # a LocatedConst hashes and compares like the value it holds
+        return dict(zip(reversed(items), backwards, strict=True))  # a LocatedConst hashes like its value
     except TypeError:
-        return {_hashable(item) for item in items}
+        return {_hashable(item): index for item, index in zip(reversed(items), backwards, strict=True)}
+
+
+#: ``a & b`` looks up ``b``'s items in ``a`` when ``a`` is this many times as long
+_FEW = 8
 
 
 _OPERATIONS = {"|": "`|` (union)", "&": "`&` (intersection)", "-": "`-` (difference)", "+": "`+`"}
