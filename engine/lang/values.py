@@ -271,6 +271,9 @@ def as_pairs(value: Any) -> list[tuple[Any, Any]]:
 def text(value: Any) -> str:
     """How a value reads inside a template: a list's items joined by ``, ``, a map as
     ``{key: value, ...}`` — at most ``TEXT_LIMIT`` characters."""
+    kind = value.__class__
+    if kind is str or kind is LocatedStr or kind is int:  # the common cases, as the last line reads them
+        return str(value)
     value = unwrap(value)
     if value is None:
         return "null"
