@@ -59,6 +59,9 @@ def _str(value: Any) -> str | None:
 
 
 def b_len(value: Any) -> Any:
+    kind = value.__class__
+    if kind is list or kind is dict or kind is str:
+        return len(value)
     value = unwrap(value)
     return len(value) if isinstance(value, list | dict | str) else 0 if value is None else None
 

@@ -56,6 +56,7 @@ HELPERS = (
     "ITEMS",
     "PAIRS",
     "BUILD",
+    "BUDGET",
     "T",
     "TJ",
     "FIX",
@@ -217,7 +218,9 @@ class _Generator:
             out.line(f"def f_{name}({', '.join('v_' + p for p in params)}):")
             out.indent += 1
             if name in self.costly and self.fn_room(name):  # built when not remembered
-                out.line(f"BUILD({self.fn_room(name)})")
+                # `BUILD(n)` written out: a call less each time the function runs
+                out.line(f"BUDGET.room -= {self.fn_room(name)}")
+                out.line("if BUDGET.room < 0: BUILD(0)")
             body = node["body"]
             scope = set(params)
             if body["t"] == "block":

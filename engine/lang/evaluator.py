@@ -553,6 +553,7 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "ITEMS": observer.budget.items,
         "PAIRS": observer.budget.pairs,
         "BUILD": observer.budget.build,
+        "BUDGET": observer.budget,
         "T": values.text,
         "TJ": observer.budget.joined,
         "FIX": _fix_text,
