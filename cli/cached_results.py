@@ -75,7 +75,7 @@ class Probe:
     def keep_result(self, run: ProjectRun, result: Any) -> None:
         """Store ``result``, what ``run`` gave, with its dependency record (after everything of it
         was computed: the record holds every question the run asked)."""
-        result_cache.store(self.key, self.made_by, run.repo, run.observer.answers, result)
+        result_cache.store(self.key, self.made_by, run.repo, run.observer.known, result)
 
 
 def probe(paths: list[str], rules: str | None, modules: bool, no_cache: bool) -> Probe | None:

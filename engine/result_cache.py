@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Bump when the record's shape changes.
-FORMAT = 2
+FORMAT = 3
 #: set (to anything but empty or ``0``) to neither read nor write results
 NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
 #: the questions a run may ask of the repository: ``Repository`` methods of one path
@@ -116,9 +116,13 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
         for path, answer in record["relative"].items():
             if repo.relative(path) != answer:
                 return None
-        for question, path, answer in record["answers"]:
-            if question not in QUESTIONS or getattr(repo, question)(path) != answer:
+        for question, found in record["answers"].items():
+            if question not in QUESTIONS:
                 return None
+            ask = getattr(repo, question)
+            for path, answer in found.items():
+                if ask(path) != answer:
+                    return None
         return record["result"]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None  # a broken or foreign record: a miss
@@ -141,10 +145,10 @@ def plain(value: Any) -> Any:
     raise ValueError(f"no plain value: {kind.__name__}")
 
 
-def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str], Any], result: Any) -> None:
+def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str, Any]], result: Any) -> None:
     """Keep ``result`` with the dependency record of the run that made it (``answers``: the
-    questions the rules asked of ``repo``, with their answers)."""
-    if made_by is None or any(question not in QUESTIONS for question, _ in answers):
+    questions the rules asked of ``repo`` — question → path → answer)."""
+    if made_by is None or not QUESTIONS.issuperset(answers):
         return  # a question this cache cannot ask again: no record rather than a wrong one
     try:
         record = {
@@ -153,7 +157,9 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[tuple[str, str
             "read_limit": repo.read_limit,
             "reads": dict(repo.reads),
             "relative": repo.relative_answers(),
-            "answers": [(question, str(path), answer) for (question, path), answer in answers.items()],
+            "answers": {
+                question: {str(path): answer for path, answer in found.items()} for question, found in answers.items()
+            },
             "result": plain(result),
         }
     except ValueError:

@@ -41,11 +41,6 @@ class Observer:
         )
         self.inside, self.exists, self.is_file, self.list_dir = (self.known[question] for question in _QUESTIONS)
 
-    @property
-    def answers(self) -> dict[tuple[str, str], Any]:
-        """Every question asked of the repository, as (question, path), with its answer."""
-        return {(question, path): answer for question, found in self.known.items() for path, answer in found.items()}
-
 
 #: what built-ins ask the repository (the ``Repository`` methods answering them have these names)
 _QUESTIONS = ("inside", "exists", "is_file", "list_dir")
