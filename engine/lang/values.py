@@ -311,6 +311,8 @@ def get_attr(value: Any, name: str) -> Any:
 
 
 def get_index(value: Any, key: Any) -> Any:
+    if value.__class__ is dict and isinstance(key, str):  # the common case: a record's or table's entry
+        return value.get(key)
     key = unwrap(key)
     if isinstance(value, dict):
         return value.get(key) if isinstance(key, str) else None
@@ -353,6 +355,8 @@ class SetCache:
                 return item in members  # located values hash and compare like plain ones
             except TypeError:  # a map or list: by identity
                 return _hashable(item) in members
+        if container.__class__ is dict:  # a map's keys: strings (a located true, false or null is none)
+            return isinstance(item, str) and item in container
         item = unwrap(item)
         if container is None:
             return False
