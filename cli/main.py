@@ -1,4 +1,4 @@
-"""The console script's entry point.
+"""The ``beeuni`` command's entry point (``main``, called by the script bin/beeuni).
 
 ``beeuni validate`` runs in every CI job, and Typer alone takes longer to import than the whole
 check of a small manifest. So the common forms of ``validate``, ``resolve`` and ``rules check``
