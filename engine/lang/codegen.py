@@ -444,6 +444,17 @@ class _Generator:
                 return self.mark(node, inlined)
         return self.expr(node, scope)
 
+    def constants(self, node: Node, scope: set[str]) -> str | None:
+        """``_constants`` of a literal list, or of the literal list a ``let`` is (``x in
+        BEEUNI_TOOLS``: the list is not built to be searched; the name is still read, for an
+        editor's next check)."""
+        if node["t"] == "name" and node["name"] not in scope and node["name"] in self.program["lets"]:
+            found = _constants(self.program["lets"][node["name"]]["expr"])
+            if found is not None:
+                self.names[self.defining].add(node["name"])
+            return found
+        return _constants(node)
+
     def local(self, name: str) -> str:
         """The Python of a local (a parameter, a loop variable, a ``let`` of a rule or block)."""
         return self.arguments.get(name, f"v_{name}")
@@ -495,6 +506,9 @@ class _Generator:
             if name in scope:
                 return self.local(name)
             self.names[self.defining].add(name)
+            let = self.program["lets"].get(name)
+            if let is not None and let["expr"]["t"] == "value" and type(let["expr"]["value"]) in _SCALARS:
+                return repr(let["expr"]["value"])  # a constant (`let PREFIX = "beeuni:"`): written in
             # a value already computed is read from the table itself, without a call
             return f"(V[{name!r}] if {name!r} in V else G({name!r}))"
         if kind == "list":
@@ -533,7 +547,7 @@ class _Generator:
                 return f"(not EQ({left}, {right}))"
             return f"{_ORDERINGS[node['op']]}({left}, {right})"
         if kind == "in":
-            constants = _constants(node["right"])
+            constants = self.constants(node["right"], scope)
             if constants is not None:  # `x in ["a", null]`: a tuple's `in`, as a short list's
                 return f"({expr(node['left'], scope)} in ({constants}))"
             return f"IN({expr(node['right'], scope)}, {expr(node['left'], scope)})"
