@@ -2,7 +2,8 @@
 
 Like jinja2's bytecode cache, and like CPython's own ``.pyc`` files: the key is what the program
 depends on — the cache format, the Python version, and the path, size and modification time of
-the grammar, of the compiler's modules (parser, checker, code generator) and of every rules file —
+the grammar, of the compiler's modules (parser, checker, code generator), of the runtime modules
+the generated code calls (evaluator, values, built-ins) and of every rules file —
 and the value is the compiled program, written with ``marshal``. A hit costs a few ``stat`` calls
 and one ``marshal.loads``: Lark is not imported.
 The full key is stored beside the program and compared on reading, so a clash of file names
