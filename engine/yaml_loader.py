@@ -274,16 +274,18 @@ class _Builder:
                         key = new_str(LocatedStr, text)
                         key.loc = loc
                         if tag is not None or (event.implicit[0] and (text[:1] == "<" or len(text) > MAX_NUMBER_CHARS)):
-                            self.scalar(event, loc)  # for its problems: a bad tag, a too long number
-                            skip = tag is None and plain_tag(text) == _MERGE_TAG
+                            plain = plain_tag(text) if tag is None else None
+                            self.scalar(event, loc, plain)  # for its problems: a bad tag, a too long number
+                            skip = plain == _MERGE_TAG
                             if skip:
                                 problems.append(LoadProblem("merge-key", loc))
                         continue
-                    if tag is None and (not event.implicit[0] or plain_tag(text) == _STR_TAG):
+                    plain = plain_tag(text) if tag is None and event.implicit[0] else None
+                    if tag is None and (plain is None or plain == _STR_TAG):
                         value = new_str(LocatedStr, text)
                         value.loc = loc
                     else:
-                        value = self.scalar(event, loc)
+                        value = self.scalar(event, loc, plain)
                     if event.anchor:
                         anchors[event.anchor] = (value, 1)
                 elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
@@ -354,14 +356,16 @@ class _Builder:
             raise _Abort(LoadProblem("undefined-alias", loc, anchor=event.anchor))
         return found
 
-    def scalar(self, event: Any, loc: Loc) -> Any:
+    def scalar(self, event: Any, loc: Loc, plain: str | None = None) -> Any:
+        """The value of a scalar event; ``plain``: its text's ``plain_tag`` if the caller has it
+        (a long text that may be a number is not resolved twice)."""
         text = event.value
         tag = event.tag
         explicit = tag is not None and tag != "!"
         if not explicit:
             if not event.implicit[0]:  # quoted, or a block scalar: text
                 return LocatedStr(text, loc)
-            tag = plain_tag(text)
+            tag = plain if plain is not None else plain_tag(text)
         if tag == _STR_TAG:
             return LocatedStr(text, loc)
         word = _WORDS.get(text)
