@@ -29,6 +29,7 @@ Two tables go with the code, so that a failure costs nothing until it happens:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -171,6 +172,7 @@ class _Generator:
         self.observers: set[str] = set()
         #: rule index → [the top-level name its first loop walks, that loop's weight per item]
         self.loops: dict[int, list[Any]] = {}
+        self.hoists = 0  # the fields read once for a scope so far (``hoisted``): `a_<n>`
 
     def define(self, key: str) -> None:
         self.defining = key
@@ -223,12 +225,17 @@ class _Generator:
                 out.line("if BUDGET.room < 0: BUILD(0)")
             body = node["body"]
             scope = set(params)
+            lines = []
             if body["t"] == "block":
                 for local, value in body["lets"]:
-                    out.line(f"v_{local} = {self.expr(value, scope)}")
+                    lines.append(f"v_{local} = {self.expr(value, scope)}")
                     scope.add(local)
                 body = body["expr"]
-            out.line(f"return {self.expr(body, scope)}")
+            lines.append(f"return {self.expr(body, scope)}")
+            if not scope.difference(params).intersection(params):  # no `let` rebinds a parameter
+                lines = self.hoisted(["v_" + param for param in params], lines, 2)
+            for line in lines:
+                out.line(line)
             out.indent -= 1
             out.line(f"f_{name} = MEMO({name!r}, f_{name})")
             self.weights[f"fn:{name}"] = self.fn_weight(name)
@@ -491,6 +498,29 @@ class _Generator:
             self.file, self.arguments = saved
             self.inline_depth -= 1
 
+    def hoisted(self, owners: list[str], texts: list[str], least: int) -> list[str]:
+        """``texts`` (the Python of one scope: a function's lines, a comprehension's element and
+        condition) with each field of a local of ``owners`` that they read at least ``least``
+        times read once, before them: a line ``a_<n> = <the read>`` each, then ``texts`` reading
+        ``a_<n>``. A field's read cannot fail and has no effect (``values.get_attr``), so reading
+        it first, even where the expression would not, gives the same; its steps are counted from
+        the syntax tree, as before. Nothing is hoisted from texts holding a comprehension: its
+        variable could be one of ``owners`` rebound."""
+        if any(" for " in text for text in texts):
+            return texts
+        joined = "\n".join(texts)
+        reads = []
+        for owner in owners:
+            for name in dict.fromkeys(_FIELD.findall(joined)):
+                read = _local_attr(owner, name)
+                if joined.count(read) >= least:
+                    local = f"a_{self.hoists}"
+                    self.hoists += 1
+                    reads.append(f"{local} = {read}")
+                    texts = [text.replace(read, local) for text in texts]
+                    joined = joined.replace(read, local)
+        return [*reads, *texts]
+
     def mark(self, node: Node, text: str) -> str:
         """``text``, marked as the Python of ``node``."""
         self.places.append([self.file, *node["pos"]])
@@ -521,8 +551,7 @@ class _Generator:
         if kind == "attr":
             obj = node["obj"]
             if obj["t"] == "name" and obj["name"] in scope:  # a local: read it twice, skip a call
-                local = self.local(obj["name"])
-                return f"({local}.get({node['name']!r}) if {local}.__class__ is dict else A({local}, {node['name']!r}))"
+                return _local_attr(self.local(obj["name"]), node["name"])
             return f"A({expr(obj, scope)}, {node['name']!r})"
         if kind == "index":
             return f"I({expr(node['obj'], scope)}, {expr(node['key'], scope)})"
@@ -561,6 +590,12 @@ class _Generator:
             room = ITEM + self.room(node["element"]) + self.room(node["cond"])  # the item of the list built
             loop = self.loop(names, expr(node["iter"], scope), f"{max(body, 1)}, {room}", node)
             condition = f" if {self.truth(node['cond'], inner)}" if node["cond"] is not None else ""
+            hoisted = self.hoisted(["v_" + name for name in names], [element, condition], 3)
+            if len(hoisted) > 2:  # `for a_0, a_1, in ((x.name, x.value,),)`: each read once per item
+                *reads, element, condition = hoisted
+                targets = "".join(read.split(" = ", 1)[0] + ", " for read in reads)
+                values = "".join(read.split(" = ", 1)[1] + ", " for read in reads)
+                loop += f" for {targets.rstrip()} in (({values.rstrip()}),)"
             return f"[{element} {loop}{condition}]"
         if kind == "call":
             name = node["fn"]
@@ -588,6 +623,16 @@ _NEW_OBJECT = frozenset({"len", "position"})
 #: the most nodes the body of a function written out where it is called may have, and how many
 #: such functions may be written out one in another
 _INLINE_SIZE, _INLINE_DEPTH = 16, 3
+
+
+def _local_attr(local: str, name: str) -> str:
+    """The Python of ``x.name`` for a local ``x``: a map's ``get`` written out (``get_attr``
+    otherwise), read twice rather than a call."""
+    return f"({local}.get({name!r}) if {local}.__class__ is dict else A({local}, {name!r}))"
+
+
+#: the field names ``_local_attr`` reads (the rules' names are identifiers)
+_FIELD = re.compile(r"\.get\('(\w+)'\) if ")
 
 
 def _size(node: Any) -> int:
