@@ -14,7 +14,7 @@ from ..engine.lang.values import text
 from ..engine.paths import MANIFEST_NAME
 from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from ..engine.visible import visible
-from . import cached_results, report
+from . import report
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, exit_status, note_errors
 from .main import DEFAULT_MODULE_LIMIT
 
@@ -110,7 +110,9 @@ def validate(
     seconds, and the rules check what that showed. Unless ``no_cache``, one manifest unchanged
     since its last check is answered from the result cache (``cached_results.py``; ``probe``:
     the caller looked there already, and missed)."""
-    if probe is None:
+    if probe is None and not no_cache:
+        from . import cached_results  # (not imported by a run that cannot use it: `--no-cache`)
+
         probe = cached_results.probe(paths, rules, modules, no_cache)
         hit = probe.answer(output_format, output, quiet, max_warnings) if probe is not None else None
         if hit is not None:
@@ -334,7 +336,9 @@ def resolve(path: str, rules: str | None, as_json: bool, no_cache: bool = False,
     resolve is answered from the result cache (``probe``: the caller looked there already)."""
     from ..engine.resolve import resolve as resolve_tool_set
 
-    if probe is None:
+    if probe is None and not no_cache:
+        from . import cached_results
+
         probe = cached_results.probe_resolve(path, rules, no_cache)
         hit = probe.answer_resolve(as_json) if probe is not None else None
         if hit is not None:

@@ -185,12 +185,13 @@ def fast_command(argv: list[str]) -> int | None:
     fast = parse_validate(argv)
     if fast is not None:
         paths, options = fast
-        # a project unchanged since its last check is answered before the check is even imported
-        from . import cached_results
+        # a project unchanged since its last check is answered before the check is even imported;
+        # `--no-cache` imports nothing of the result cache
+        probe = None
+        if not options.get("no_cache", False):
+            from . import cached_results
 
-        probe = cached_results.probe(
-            paths, options.get("rules"), options.get("modules", False), options.get("no_cache", False)
-        )
+            probe = cached_results.probe(paths, options.get("rules"), options.get("modules", False), False)
         if probe is not None:
             hit = probe.answer(
                 options.get("output_format", "text"),
@@ -206,9 +207,11 @@ def fast_command(argv: list[str]) -> int | None:
     resolving = parse_resolve(argv)
     if resolving is not None:
         path, keywords = resolving
-        from . import cached_results
+        resolve_probe = None
+        if not keywords.get("no_cache", False):
+            from . import cached_results
 
-        resolve_probe = cached_results.probe_resolve(path, keywords["rules"], keywords.get("no_cache", False))
+            resolve_probe = cached_results.probe_resolve(path, keywords["rules"], False)
         if resolve_probe is not None:
             answered = resolve_probe.answer_resolve(keywords["as_json"])
             if answered is not None:

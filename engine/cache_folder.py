@@ -3,7 +3,7 @@ else ``$XDG_CACHE_HOME/beeuni``, else ``~/.cache/beeuni``; and how a record is k
 module of its own, importing little, because a run answered from the result cache imports little
 else.
 
-A record is one ``marshal`` file named by its kind and a CRC-32 of its key, holding the key
+A record is one ``marshal`` file named by its kind and a checksum of its key, holding the key
 beside the value: a record whose stored key is not the key asked for (a CRC collision, another
 version's file) is a miss, as is one that cannot be read. Records are written to a temporary
 file of the writing process, then renamed into place; a folder that cannot be written, or a value
@@ -12,7 +12,6 @@ file of the writing process, then renamed into place; a folder that cannot be wr
 
 from __future__ import annotations
 
-import binascii
 import marshal
 import os
 
@@ -22,6 +21,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 CACHE_DIR_VARIABLE = "BEEUNI_CACHE_DIR"
+#: the largest prime below 2**32: a record's checksum is its key, read as one number, modulo it —
+#: as good a file name as a CRC-32 (a clash is a miss), without loading ``binascii`` or ``zlib``,
+#: each a shared library, on every run
+_CHECKSUM_MODULUS = 0xFFFFFFFB
 
 
 def cache_dir() -> str:
@@ -33,7 +36,8 @@ def cache_dir() -> str:
 
 
 def record_file(kind: str, key: str) -> str:
-    return os.path.join(cache_dir(), f"{kind}-{binascii.crc32(key.encode()):08x}.marshal")
+    checksum = int.from_bytes(key.encode(), "little") % _CHECKSUM_MODULUS
+    return os.path.join(cache_dir(), f"{kind}-{checksum:08x}.marshal")
 
 
 def read_record(kind: str, key: str) -> Any:
