@@ -164,9 +164,10 @@ class Repository:
         return self._inside_entry(path) is not None
 
     def _inside_entry(self, path: str) -> os.DirEntry[str] | None:
-        if self.relative(path) is None:
-            return None
-        return self._entries[path]  # found when the path was resolved
+        entries = self._entries  # found when the path was resolved, if it is inside
+        if path in entries:
+            return entries[path]
+        return None if self.relative(path) is None else entries[path]
 
     def real_target(self, relative: str) -> str | None:
         """The real absolute path a write to the repo-relative ``relative`` lands on (symbolic

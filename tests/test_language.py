@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import warnings
 from typing import Any
 
 import pytest
-from beeuni.engine.lang import Interface, RulesError, compile_sources
+from beeuni.engine.lang import Interface, RulesError, compile_sources, patterns
 from beeuni.engine.lang.builtins import Observer
 from beeuni.engine.lang.codegen import HELPERS
 from beeuni.engine.lang.evaluator import Evaluation, runtime_namespace
 from beeuni.engine.located import LocatedConst, LocatedStr
 from beeuni.engine.paths import Repository
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 FACTS = Interface({"data": "any"})
 
@@ -460,6 +464,55 @@ def test_a_pattern_that_backtracks_exponentially_in_python_matches_in_linear_tim
     source = rule_over_entries('matches(e.name, "(a+)+$")')
     run = evaluate(source, [{"name": "a" * 40 + "b"}, {"name": "a" * 40}])
     assert [d.message for d in run.diagnostics()] == ["m"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("^[A-Za-z][A-Za-z0-9+.-]*://", "://"),
+        ("ab*c", "a"),
+        ("a{2}bc{,3}de", "de"),
+        ("(ab|cd)efg", "efg"),
+        ("[]x]yz", "yz"),
+        (r"a\.bc", "bc"),
+        ("a|b", ""),
+        ("(?i)abc", ""),
+        (r"\x41bc", ""),
+        ("x[[:alpha:]]yy", ""),
+    ],
+)
+def test_the_text_every_match_of_a_pattern_holds_is_its_longest_plain_run_at_the_top(pattern: str, text: str) -> None:
+    """A text without it is answered without RE2; "" where the pattern is not plain enough."""
+    assert patterns.needed(pattern) == text
+
+
+_PATTERN_PARTS = ["a", "b", ":", "/", ".", "*", "+", "?", "(", ")", "|", "[", "]", "^", "$", "{", "}", "\\"]
+_PATTERN_PARTS += [r"\.", r"\d", r"\x41", "{2}", "{,3}", "[ab]", "[^:]", "(?i)", "[[:alpha:]]", "A"]
+
+
+@given(st.lists(st.sampled_from(_PATTERN_PARTS), min_size=1, max_size=6).map("".join), st.data())
+@settings(deadline=None, max_examples=400)
+def test_a_pattern_matches_the_same_texts_with_and_without_the_text_its_matches_need(
+    pattern: str, data: st.DataObject
+) -> None:
+    """``Matcher`` answers no, without RE2, for a text that lacks what ``needed`` found: RE2's
+    own search (``regex``) agrees, on texts the pattern matches (as Python's ``re`` reads it,
+    which mostly agrees with RE2) and on others."""
+    try:
+        matcher = patterns.compiled(pattern)
+    except patterns.PatternError:
+        return
+    texts = [data.draw(st.text("ab:/.A{},23", max_size=8))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # `re` warns of a nested set, `[[`
+        try:
+            re.compile(pattern)
+        except re.error:
+            pass
+        else:
+            texts.append(data.draw(st.from_regex(pattern)))
+    for text in texts:
+        assert matcher.matches(text) == (patterns.regex(pattern).search(text) is not None), (pattern, text)
 
 
 def test_cycles_are_reported_once_each() -> None:

@@ -86,7 +86,7 @@ def b_matches(observer: Observer, value: Any, pattern: Any) -> bool:
     if len(value) > _LONG_TEXT:
         observer.budget.spend(len(value) // _LONG_TEXT)  # RE2 reads the whole text
     found = matcher.answers.get(value)
-    return matcher.matches(value) if found is None else found
+    return matcher.answer(value) if found is None else found
 
 
 #: a text this long costs ``matches`` a step more per this many characters

@@ -104,7 +104,7 @@ class Matcher:
     """A pattern compiled for a yes or no, and the answers it gave for short texts: the rules
     test the same names and paths many times over (the last ``_ANSWERS`` of them are kept)."""
 
-    __slots__ = ("answers", "anywhere", "match")
+    __slots__ = ("answers", "anywhere", "match", "needed")
 
     def __init__(self, pattern: str) -> None:
         re2 = _re2()
@@ -116,16 +116,25 @@ class Matcher:
         self.match, self.anywhere = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
+        #: a text every match holds (``needed``): without it, a text is answered without RE2
+        self.needed = needed(pattern)
 
     def matches(self, text: str) -> bool:
         found = self.answers.get(text)
-        if found is None:
+        return self.answer(text) if found is None else found
+
+    def answer(self, text: str) -> bool:
+        """``matches`` for a text not in ``answers``."""
+        if self.needed not in text:
+            found = False
+        else:
             data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
             found = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
-            if len(text) <= _SHORT:
-                if len(self.answers) >= _ANSWERS:
-                    self.answers.clear()
-                self.answers[text] = found
+        if len(text) <= _SHORT:
+            answers = self.answers
+            if len(answers) >= _ANSWERS:
+                answers.clear()
+            answers[text] = found
         return found
 
 
@@ -135,6 +144,62 @@ MATCHERS: dict[str, Matcher] = {}
 _ANSWERS, _SHORT = 65_536, 256
 #: what RE2's ``Match`` gives for no match
 _NOWHERE = (-1, -1)
+
+
+def needed(pattern: str) -> str:
+    """The longest text that every match of ``pattern`` holds as it is ("" when none is known):
+    a run of plain characters in the sequence the pattern is at its top level, outside any
+    group, class or repetition: `^[A-Z][A-Z0-9]*://` → `://`.
+
+    Read with RE2's syntax, and warily: a character counts only where it is not one RE2 gives a
+    meaning (``_SPECIAL``) and nothing that repeats it follows; a class, a group, a repetition
+    count ``{…}`` and an escaped sign are skipped whole. A pattern with an alternative at its
+    top (``a|b``), an escaped letter or digit (``\\x41``, ``\\pL``, ``\\Q…\\E``), options
+    (``(?i)`` makes a letter match its other case) or a POSIX class (its ``]`` inside the
+    class) is not looked at."""
+    if "(?" in pattern or "[:" in pattern:
+        return ""
+    longest = run = ""
+    depth = 0  # in how many groups
+    i, end = 0, len(pattern)
+    while i < end:
+        char = pattern[i]
+        i += 1
+        if char == "\\":
+            if pattern[i : i + 1].isalnum():
+                return ""
+            i += 1
+        elif char == "[":
+            if pattern[i : i + 1] == "^":
+                i += 1
+            if pattern[i : i + 1] == "]":  # `[]a]`: a `]` first stands for itself
+                i += 1
+            while i < end and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+        elif char == "{":
+            while i < end and pattern[i] != "}":
+                i += 1
+            i += 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return ""
+        elif depth == 0 and char not in _SPECIAL and pattern[i : i + 1] not in _REPEATS:
+            run += char
+            if len(run) > len(longest):
+                longest = run
+            continue
+        run = ""
+    return longest
+
+
+#: what RE2 reads as other than the character itself, outside a class (``needed``)
+_SPECIAL = frozenset("\\.+*?()|[]{}^$")
+#: what, after a character, repeats it
+_REPEATS = frozenset(("+", "*", "?", "{"))
 
 
 @lru_cache(maxsize=_KEPT)
