@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..engine.project import ProjectRun
 
-#: the shipped rules folder (``engine.project.shipped_rules()``, without importing the rules package)
+#: the shipped rules folder (``engine.project.shipped_rules()``, without importing ``engine.project``)
 SHIPPED_RULES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
 ANSWERED_FORMATS = ("text", "concise", "json")
 

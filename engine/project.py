@@ -40,9 +40,9 @@ class ManifestNotFound(Exception):
 
 
 def shipped_rules() -> str:
-    from .. import rules
-
-    return os.path.dirname(rules.__file__)
+    """The folder of the shipped rules, ``beeuni/rules`` beside this module's ``beeuni/engine``
+    (not imported to be found: a run needs its files, not the package)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules")
 
 
 def locate(path: str | os.PathLike[str] = ".") -> tuple[Repository, str]:

@@ -247,8 +247,9 @@ NOT_ON_THE_FIRST_RUN = (
     *("yaml.reader", "yaml.scanner", "yaml.parser", "yaml.composer", "yaml.constructor", "yaml.resolver"),
     *("yaml.emitter", "yaml.serializer", "yaml.representer", "yaml.loader", "yaml.dumper", "yaml.cyaml"),
     *("beeuni.engine.edit", "beeuni.engine.text_edit", "beeuni.engine.spans"),
-    # the record of the rule cache is named without a shared library's checksum (cache_folder.py)
-    *("binascii", "zlib"),
+    # the record of the rule cache is named without a shared library's checksum (cache_folder.py),
+    # and the shipped rules are found beside the engine, their package not imported
+    *("binascii", "zlib", "beeuni.rules"),
 )
 #: what `--no-cache` needs none of besides: the result cache
 NOT_WITHOUT_THE_RESULT_CACHE = ("beeuni.cli.cached_results", "beeuni.engine.result_cache")
