@@ -58,6 +58,28 @@ def test_expressions(expression: str, expected: Any) -> None:
     assert value(expression) == expected
 
 
+def test_a_field_read_many_times_is_read_from_the_value_its_name_stands_for_there() -> None:
+    """The generated code reads a field used several times once per function call or
+    comprehension item (``codegen.hoisted``): a comprehension whose variable has a parameter's
+    name, or a field of a value that is no map, still reads what the expression names."""
+    run = evaluate(
+        """
+        fn shadowed(t) = [t.name for t in t.items] + [t.name, t.name]
+        fn kinds(t) = [type(t.v), type(t.v), if type(t.v) == "string" then t.v else null]
+        let result = {
+          shadowed: shadowed({name: "outer", items: [{name: "a"}, {name: "b"}]}),
+          kinds: [kinds(x) for x in [{v: "s"}, {v: 1}, "no map", {v: [1]}]],
+          items: [[x.n, x.n, x.n] for x in [{n: 1}, 5, {n: "z"}]],
+        }
+        """
+    )
+    assert run.get("result") == {
+        "shadowed": ["a", "b", "outer", "outer"],
+        "kinds": [["string", "string", "s"], ["int", "int", None], ["null", "null", None], ["list", "list", None]],
+        "items": [[1, 1, 1], [None, None, None], ["z", "z", "z"]],
+    }
+
+
 def test_located_values_keep_their_position_through_builtins() -> None:
     located = LocatedStr("beeuni:show", ("beeuni.yaml", 3, 9))
     result = value('after(data, "beeuni:")', located)

@@ -63,6 +63,7 @@ HELPERS = (
     "FIX",
     "MEMO",
     "OBS",
+    "TN",
     # each built-in under its own name (a global read, not a table's item)
     *(f"B_{name}" for name in BUILTINS),
 )
@@ -517,7 +518,9 @@ class _Generator:
                     local = f"a_{self.hoists}"
                     self.hoists += 1
                     reads.append(f"{local} = {read}")
-                    texts = [text.replace(read, local) for text in texts]
+                    texts = [
+                        text.replace(read, local).replace(f"B_type({local})", _type_of_local(local)) for text in texts
+                    ]
                     joined = joined.replace(read, local)
         return [*reads, *texts]
 
@@ -611,6 +614,8 @@ class _Generator:
                 self.observers.add(self.defining)
             if BUILTINS[name][3]:
                 args.insert(0, "OBS")
+            if name == "type" and _LOCAL.fullmatch(args[0]):
+                return _type_of_local(args[0])
             return f"B_{name}({', '.join(args)})"
         raise AssertionError(f"unknown node {kind}")
 
@@ -631,8 +636,16 @@ def _local_attr(local: str, name: str) -> str:
     return f"({local}.get({name!r}) if {local}.__class__ is dict else A({local}, {name!r}))"
 
 
+def _type_of_local(local: str) -> str:
+    """The Python of ``type(x)`` for a local ``x``: ``type_name``'s table read here, a call less
+    for the common classes."""
+    return f"(TN.get({local}.__class__) or B_type({local}))"
+
+
 #: the field names ``_local_attr`` reads (the rules' names are identifiers)
 _FIELD = re.compile(r"\.get\('(\w+)'\) if ")
+#: the Python of a local: a variable, a parameter, a field read once (``hoisted``)
+_LOCAL = re.compile(r"[av]_\w+")
 
 
 def _size(node: Any) -> int:

@@ -559,6 +559,7 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "FIX": _fix_text,
         "MEMO": lambda name, function: evaluation.memoize(name, function, costly),
         "OBS": observer,
+        "TN": values.TYPE_NAMES,
         **{f"B_{name}": entry[2] for name, entry in BUILTINS.items()},
     }
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     Built = TypeVar("Built")
 
 
-_TYPE_NAMES = {
+#: the type name of a value of each common class (``type_name``; the generated code reads it too)
+TYPE_NAMES = {
     str: "string",
     LocatedStr: "string",
     list: "list",
@@ -228,7 +229,7 @@ def _long(value: Any) -> int:
 
 
 def type_name(value: Any) -> str:
-    known = _TYPE_NAMES.get(value.__class__)
+    known = TYPE_NAMES.get(value.__class__)
     if known is not None:  # the common case, without a chain of isinstance
         return known
     value = unwrap(value)
