@@ -315,13 +315,13 @@ class _Generator:
             elif kind == "let_clause":
                 segments[-1] += self.weight(step["expr"])
                 rooms[-1] += self.room(step["expr"])
-                out.line(f"v_{step['name']} = {self.expr(step['expr'], scope)}")
+                self.statement(out, scope, f"v_{step['name']} = {self.expr(step['expr'], scope)}")
                 scope.add(step["name"])
                 continue
             else:
                 segments[-1] += self.weight(step["expr"])
                 rooms[-1] += self.room(step["expr"])
-                out.line(f"if {self.truth(step['expr'], scope)}:")
+                self.statement(out, scope, f"if {self.truth(step['expr'], scope)}:")
                 points.append(len(out.lines))
                 rooms.append(0)
                 out.line("    @BUILD@")
@@ -344,6 +344,12 @@ class _Generator:
             else:  # a line of its own (`pass` costs nothing: the line numbers stay as they are)
                 out.lines[line] = out.lines[line].replace("@BUILD@", f"BUILD({room})" if room else "pass")
         return segments, rooms[0]
+
+    def statement(self, out: _Writer, scope: set[str], text: str) -> None:
+        """A line of a rule, after the fields of its locals that it reads twice or more, each
+        read once (``hoisted``)."""
+        for line in self.hoisted(["v_" + name for name in sorted(scope)], [text], 2):
+            out.line(line)
 
     def _room(self, key: str, room: int) -> None:
         if room:
