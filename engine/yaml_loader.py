@@ -280,19 +280,18 @@ class _Builder:
                             if skip:
                                 problems.append(LoadProblem("merge-key", loc))
                         continue
-                    # text, if it is no word and cannot be a number (`plain_tag`, inline), or if
-                    # it is quoted or a block scalar
-                    plain_text = text[:1] not in _NUMBER_LIKE and text not in _WORDS and text[-1:] != "\n"
-                    if tag is None and (plain_text or not event.implicit[0]):
+                    # a plain scalar's tag; `plain_tag`'s common answer inline: text that is no
+                    # word and cannot be a number is text, as a quoted or block scalar is
+                    plain = None
+                    if (tag is None and event.implicit[0]) and (
+                        text[:1] in _NUMBER_LIKE or text in _WORDS or text[-1:] == "\n"
+                    ):
+                        plain = plain_tag(text)
+                    if tag is None and (plain is None or plain == _STR_TAG):
                         value = new_str(LocatedStr, text)
                         value.loc = loc
                     else:
-                        plain = plain_tag(text) if tag is None else None
-                        if tag is None and plain == _STR_TAG:
-                            value = new_str(LocatedStr, text)
-                            value.loc = loc
-                        else:
-                            value = self.scalar(event, loc, plain)
+                        value = self.scalar(event, loc, plain)
                     if event.anchor:
                         anchors[event.anchor] = (value, 1)
                 elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
