@@ -366,24 +366,19 @@ class _Generator:
     # weights ---------------------------------------------------------------------------------
 
     def fn_weight(self, name: str) -> int:
-        if name not in self.fn_weights:
-            body = self.program["fns"][name]["body"]
-            if body["t"] == "block":
-                total = sum(self.weight(value) for _, value in body["lets"]) + self.weight(body["expr"])
-            else:
-                total = self.weight(body)
-            self.fn_weights[name] = total
-        return self.fn_weights[name]
+        return self._over_body(name, self.weight, self.fn_weights)
 
     def fn_room(self, name: str) -> int:
-        if name not in self.fn_rooms:
+        return self._over_body(name, self.room, self.fn_rooms)
+
+    def _over_body(self, name: str, measure: Callable[[Any], int], known: dict[str, int]) -> int:
+        """``measure`` summed over function ``name``'s body (a block's lets and its expression),
+        kept in ``known``."""
+        if name not in known:
             body = self.program["fns"][name]["body"]
-            if body["t"] == "block":
-                total = sum(self.room(value) for _, value in body["lets"]) + self.room(body["expr"])
-            else:
-                total = self.room(body)
-            self.fn_rooms[name] = total
-        return self.fn_rooms[name]
+            parts = [*(value for _, value in body["lets"]), body["expr"]] if body["t"] == "block" else [body]
+            known[name] = sum(measure(part) for part in parts)
+        return known[name]
 
     def room(self, node: Any) -> int:
         """The bytes of values evaluating ``node`` once builds, as far as its text tells, outside
