@@ -13,7 +13,6 @@ median of the runs.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measure import bun_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -85,11 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     options = parser.parse_args()
-    env = {
-        **os.environ,
-        "BEEUNI_CACHE_DIR": tempfile.mkdtemp(prefix="beeuni-bench-cache-"),
-        "BEEUNI_BUN": os.environ.get("BEEUNI_BUN", str(ROOT / "node_modules" / ".bin" / "bun")),
-    }
+    env = bun_env()
     beeuni = str(BIN / "beeuni")
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-migrate-"))
     (work / "node_modules").symlink_to(ROOT / "node_modules")  # where `bun install` would have put them

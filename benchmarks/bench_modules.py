@@ -9,7 +9,6 @@ small plain-object module with a JSON Schema. Prints the fastest and the median 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -17,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measure import bun_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -58,11 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10)
     options = parser.parse_args()
-    env = {
-        **os.environ,
-        "BEEUNI_CACHE_DIR": tempfile.mkdtemp(prefix="beeuni-bench-cache-"),
-        "BEEUNI_BUN": os.environ.get("BEEUNI_BUN", str(ROOT / "node_modules" / ".bin" / "bun")),
-    }
+    env = bun_env()
     beeuni = str(BIN / "beeuni")
     generated = Path(tempfile.mkdtemp(prefix="beeuni-bench-modules-"))
     fifty_modules(generated)
