@@ -24,7 +24,8 @@ When ``yaml`` was imported before, it is used as it is.
 from __future__ import annotations
 
 import sys
-from _frozen_importlib import module_from_spec
+
+from .bare_import import bare_package
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -54,17 +55,6 @@ _MARKED = frozenset(("ScannerError", "ParserError", "ComposerError", "Constructo
 _READER_STAND_IN: list[type[ReaderError]] = []
 
 
-def _find_spec(name: str) -> Any:
-    """The import system's spec for the top-level module ``name`` (``importlib.util.find_spec``,
-    whose import costs more than what this module saves), or None."""
-    for finder in sys.meta_path:
-        find_spec = getattr(finder, "find_spec", None)
-        spec = find_spec(name, None) if find_spec is not None else None
-        if spec is not None:
-            return spec
-    return None
-
-
 def _import(name: str) -> ModuleType:
     __import__(name)
     return sys.modules[name]
@@ -72,10 +62,10 @@ def _import(name: str) -> ModuleType:
 
 def _load_extension() -> None:
     """Load ``yaml._yaml`` into a ``yaml`` package whose ``__init__`` has not run (see above)."""
-    spec = _find_spec("yaml")
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+    made = bare_package("yaml")
+    if made is None:
         return  # not a package this module knows how to take apart: imported the usual way
-    package = module_from_spec(spec)
+    package, spec = made
     sys.modules["yaml"] = package
     for name in _REAL:
         _import("yaml." + name)

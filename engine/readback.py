@@ -104,10 +104,10 @@ class Regex(Str):
     def plain(self, value: Any) -> str:
         text = super().plain(value)
         try:
-            compiled = patterns.regex(text)
+            count, named = patterns.groups(text)
         except patterns.PatternError as err:
             raise WrongShape("", "", f"is not a regular expression the rules can use: {err}") from None
-        if compiled.groups < self.groups or not set(self.names) <= set(compiled.groupindex):
+        if count < self.groups or not set(self.names) <= set(named):
             raise self.wrong(value)
         return text
 

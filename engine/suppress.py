@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .lang.evaluator import Diagnostic
+    from .lang.patterns import Regex
     from .text_edit import TextEdit
 
     Record = dict[str, Any]
@@ -42,10 +43,21 @@ class Syntax:
     def __init__(self, definition: Any) -> None:
         """``definition`` as ``ProjectRun.output`` checked it (``readback.py``): its pattern a
         regular expression of the rules with the two groups."""
-        self.pattern = patterns.regex(str(definition["pattern"]))
+        self.source = str(definition["pattern"])
         self.separator = str(definition["separator"])
         self.comment = str(definition["comment"])
-        self.ids_group: int = self.pattern.groupindex["ids"]  # RE2's match objects give positions by number only
+        #: whether a text holds such a comment at all: RE2's yes or no, which needs not the
+        #: wrapper of ``pattern`` (most files hold none)
+        self.anywhere = patterns.compiled(self.source)
+
+    @property
+    def pattern(self) -> Regex:
+        """The comment's pattern with its groups and positions, for the comments found."""
+        return patterns.regex(self.source)
+
+    @property
+    def ids_group(self) -> int:
+        return self.pattern.groupindex["ids"]  # RE2's match objects give positions by number only
 
 
 class Suppressions:
@@ -68,10 +80,10 @@ class Suppressions:
         return self._texts[file]
 
     def _scan(self, file: str) -> list[Record]:
-        pattern = self.syntax.pattern
         source = self.text(file)
-        if source is None or not pattern.search(source.text):
+        if source is None or not self.syntax.anywhere.matches(source.text):
             return []  # the common case: no suppression in the file, nothing more to read
+        pattern = self.syntax.pattern
         found: list[Record] = []
         for match in pattern.finditer(source.text):
             start = match.start()

@@ -537,6 +537,16 @@ def test_a_pattern_matches_the_same_texts_with_and_without_the_text_its_matches_
         assert matcher.matches(text) == (patterns.regex(pattern).search(text) is not None), (pattern, text)
 
 
+@pytest.mark.parametrize(
+    "pattern", ["a", "(a)(b)?", "(?P<ids>x)(?P<reason>.*)", "#[ \t]*(?:[^]]*)(?P<é>y)", "((a)|(?P<n>b))"]
+)
+def test_the_groups_of_a_pattern_read_without_the_wrapper_are_the_wrappers(pattern: str) -> None:
+    """``groups`` (RE2's extension alone, for the shape of a value read back) tells what the
+    ``re``-like wrapper tells as ``groups`` and ``groupindex``."""
+    compiled = patterns.regex(pattern)
+    assert patterns.groups(pattern) == (compiled.groups, dict(compiled.groupindex))
+
+
 def test_cycles_are_reported_once_each() -> None:
     assert [p for p in problems(GOOD + "let a = b\nlet b = a\nlet c = c\n") if "error" in p] == [
         "3:1: error `a` depends on itself: a -> b -> a",

@@ -8,18 +8,20 @@ saying so (``problem``), by ``rules check`` at the pattern's literal, and at run
 expression that built the pattern.
 
 RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
-per process (the last ``_KEPT`` of them are kept).
+per process (the last ``_KEPT`` of them are kept). What a run needs of it is the extension module
+(``re2._re2``), imported alone (``bare_import.py``); the package's ``re``-like wrapper only where
+a match's groups and positions are read.
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
 package also has, and remembers the answer for a short text. ``test`` is the same as a function.
-``regex`` gives that wrapper (match objects with groups and positions), for the engine's other
-patterns from the rules.
+``groups`` tells the groups of a pattern, and ``regex`` gives that wrapper (match objects with
+groups and positions), for the engine's other patterns from the rules.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from ..bare_import import submodule_alone
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -107,13 +109,8 @@ class Matcher:
     __slots__ = ("answers", "anywhere", "match", "needed")
 
     def __init__(self, pattern: str) -> None:
-        re2 = _re2()
-        options = _options(re2)
-        options.never_capture = True  # a yes or no needs no groups: RE2 can use its DFA alone
-        compiled = re2._re2.RE2(_utf8(pattern), options)
-        if not compiled.ok():
-            raise PatternError(_explain(pattern, compiled.error()))
-        self.match, self.anywhere = compiled.Match, re2._re2.RE2.Anchor.UNANCHORED
+        compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
+        self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
         #: a text every match holds (``needed``): without it, a text is answered without RE2
@@ -202,27 +199,51 @@ _SPECIAL = frozenset("\\.+*?()|[]{}^$")
 _REPEATS = frozenset(("+", "*", "?", "{"))
 
 
-@lru_cache(maxsize=_KEPT)
+def groups(pattern: str) -> tuple[int, dict[str, int]]:
+    """How many groups ``pattern`` has, and the number of each named one by its name (what
+    ``regex(pattern)`` tells as ``groups`` and ``groupindex``, without its wrapper)."""
+    compiled = _compile(pattern, capture=True)
+    named = {name.decode("utf-8", "surrogatepass"): number for name, number in compiled.NamedCapturingGroups()}
+    return compiled.NumberOfCapturingGroups(), named
+
+
 def regex(pattern: str) -> Regex:
     """``pattern`` as RE2's ``re``-like pattern object (``search``, ``finditer``, ``groups``)."""
-    re2 = _re2()
-    try:
-        compiled: Regex = re2.compile(pattern, _options(re2))
-    except re2.error as err:
-        raise PatternError(_explain(pattern, err.args[0] if err.args else "")) from None
+    found = REGEXES.get(pattern)
+    if found is None:
+        import re2  # type: ignore[import-untyped]
+
+        try:
+            found = re2.compile(pattern, _options(capture=True))
+        except re2.error as err:
+            raise PatternError(_explain(pattern, err.args[0] if err.args else "")) from None
+        if len(REGEXES) >= _KEPT:
+            REGEXES.clear()
+        REGEXES[pattern] = found
+    return found
+
+
+#: the patterns compiled by ``regex``
+REGEXES: dict[str, Regex] = {}
+
+
+def _compile(pattern: str, capture: bool) -> Any:
+    """RE2's own compiled ``pattern`` (``re2._re2.RE2``), or a ``PatternError``."""
+    compiled = _extension().RE2(_utf8(pattern), _options(capture))
+    if not compiled.ok():
+        raise PatternError(_explain(pattern, compiled.error()))
     return compiled
 
 
-def _re2() -> Any:
-    import re2  # type: ignore[import-untyped]
-
-    return re2
+def _extension() -> Any:
+    return submodule_alone("re2", "_re2")
 
 
-def _options(re2: Any) -> Any:
-    options = re2.Options()
+def _options(capture: bool) -> Any:
+    options = _extension().RE2.Options()
     options.log_errors = False  # RE2 would print every refused pattern on the standard error
     options.max_mem = _MEMORY
+    options.never_capture = not capture
     return options
 
 
