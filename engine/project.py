@@ -12,7 +12,6 @@ value read back is checked against its shape (``readback.py``) when it is read.
 from __future__ import annotations
 
 import os
-from functools import cached_property
 
 from .contract import RULES_INTERFACE
 from .lang import RulesError, load_program
@@ -96,6 +95,8 @@ class ProjectRun:
             incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
+        self._suppressions: Suppressions | None = None
+        self._diagnostics: list[Diagnostic] | None = None
 
     def add_module_facts(self, modules: list[dict[str, Any]]) -> None:
         """Hand the rules the ``modules`` fact (``beeuni validate --modules``); before anything
@@ -103,32 +104,33 @@ class ProjectRun:
         assert "modules" not in self.evaluation.values, "the modules fact was read before it was given"
         self.evaluation.facts["modules"] = modules
 
-    @cached_property
+    @property
     def suppressions(self) -> Suppressions:
-        """The suppression comments of the files read (``engine/suppress.py``)."""
-        syntax = Syntax(self.output("SUPPRESSION"))
-        return Suppressions(self.merged.sources, self.merged.stopped, syntax)
-
-    @cached_property
-    def _diagnostics(self) -> list[Diagnostic]:
-        found = self.evaluation.diagnostics()
-        if any(diagnostic.fix_value is not None for diagnostic in found):
-            from .fixes import resolve_fixes
-
-            resolve_fixes(found, self.merged.sources, self.suppressions.verbatim)
-        return found
+        """The suppression comments of the files read (``engine/suppress.py``), found when first asked."""
+        if self._suppressions is None:
+            syntax = Syntax(self.output("SUPPRESSION"))
+            self._suppressions = Suppressions(self.merged.sources, self.merged.stopped, syntax)
+        return self._suppressions
 
     def diagnostics(self) -> list[Diagnostic]:
         """Every diagnostic the suppressions leave, sorted; each with its ``fix`` (a
         ``TextEdit``) when its rule gives one that can be made."""
-        return self._diagnostics
+        found = self._diagnostics
+        if found is None:
+            found = self.evaluation.diagnostics()
+            if any(diagnostic.fix_value is not None for diagnostic in found):
+                from .fixes import resolve_fixes
+
+                resolve_fixes(found, self.merged.sources, self.suppressions.verbatim)
+            self._diagnostics = found
+        return found
 
     def suppression_edit(self, diagnostic: Diagnostic) -> TextEdit | None:
         """The edit that adds a suppression comment for ``diagnostic`` (an editor's quick fix)."""
         return self.suppressions.edit(diagnostic)
 
     def count(self, severity: str) -> int:
-        return sum(1 for diagnostic in self._diagnostics if diagnostic.severity == severity)
+        return sum(1 for diagnostic in self.diagnostics() if diagnostic.severity == severity)
 
     def output(self, name: str) -> Any:
         """A value the rules define. One the engine reads back (``readback.VALUES``) is checked

@@ -18,8 +18,6 @@ or in the new entry (its text and position are the whole file's business).
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from .lang.carry import same
 from .located import LocatedList, LocatedMap
 from .yaml_loader import MAX_FILE_BYTES, MAX_NODES, LoadProblem, load_yaml_counted, load_yaml_part
@@ -122,6 +120,8 @@ def _entry_around(root: LocatedMap, first: int, last: int, lines: list[bytes]) -
         starts = [key.loc[1] for key in keys]
         if any(key.loc[2] != section.loc[2] for key in keys) or starts != sorted(set(starts)):
             return None  # not one entry per line at one column: not a plain block mapping
+        from bisect import bisect_right  # (here: only an editor's reading of an edit gets this far)
+
         at = bisect_right(starts, first) - 1
         end = starts[at + 1] if at + 1 < len(starts) else section_end
         if at < 0 or last >= end:

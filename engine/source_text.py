@@ -12,11 +12,9 @@ about.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from functools import cache
-
 from .libyaml import CParser, YAMLError
 from .manifest_text import EditRefused, ManifestText
+from .once import once
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -27,8 +25,8 @@ if TYPE_CHECKING:
     from yaml.tokens import Token
 
 
-@cache
-def _line_break() -> re.Pattern[str]:
+@once
+def line_break_pattern() -> re.Pattern[str]:
     """YAML's line breaks (compiled on first use: a run that reads no file's lines does not
     import ``re``)."""
     import re
@@ -64,7 +62,7 @@ class SourceText:
         """Where each line starts (read on first use: most files are never asked)."""
         if self._line_starts is None:
             starts, ends = [0], []
-            for found in _line_break().finditer(self.text):
+            for found in line_break_pattern().finditer(self.text):
                 ends.append(found.start())
                 starts.append(found.end())
             ends.append(len(self.text))
@@ -87,6 +85,8 @@ class SourceText:
 
     def position(self, offset: int) -> tuple[int, int]:
         """The 1-based (line, column) of a text offset."""
+        from bisect import bisect_right  # (here: a run that finds no suppression asks no position)
+
         starts = self.line_starts
         line = bisect_right(starts, offset)
         return line, offset - starts[line - 1] + 1
@@ -97,7 +97,7 @@ class SourceText:
 
     def line_break(self) -> str:
         """The file's own line break (its first one), for lines added to it."""
-        found = _line_break().search(self.text)
+        found = line_break_pattern().search(self.text)
         return found.group() if found else "\n"
 
     def is_comment(self, offset: int) -> bool:
@@ -106,6 +106,8 @@ class SourceText:
             return False
         if offset > 0 and self.text[offset - 1] not in " \t\r\n\x85\u2028\u2029":
             return False
+        from bisect import bisect_right
+
         spans = self._tokens()
         index = bisect_right(spans, (offset, len(self.text) + 1)) - 1
         return index < 0 or spans[index][1] <= offset

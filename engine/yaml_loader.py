@@ -23,7 +23,6 @@ Problems are returned as ``LoadProblem`` records; the rules turn them into diagn
 from __future__ import annotations
 
 import codecs
-from functools import cache
 
 from .libyaml import (
     AliasEvent,
@@ -46,11 +45,12 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
+from .once import once
+from .source_text import line_break_pattern
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable
     from typing import Any
 
@@ -113,7 +113,7 @@ class _Pyyaml:
         return self.constructor.construct_object(self.node(tag, text), deep=True)
 
 
-@cache
+@once
 def _pyyaml() -> _Pyyaml:
     return _Pyyaml()
 
@@ -127,15 +127,6 @@ def plain_tag(text: str) -> str:
     if text[:1] in _NUMBER_LIKE or text.endswith("\n"):  # (the resolver's `$` matches before a final break)
         return _pyyaml().plain_tag(text)
     return _STR_TAG
-
-
-@cache
-def _yaml_break() -> re.Pattern[str]:
-    """A line break as libyaml counts them (compiled on the first error that needs a position
-    from a text: no run without one imports ``re``)."""
-    import re
-
-    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class LoadProblem:
@@ -474,9 +465,9 @@ def _position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of ``text[index]``, lines counted as libyaml counts them; the end
     of a file that ends with a line break is the end of its last line, not a line after it."""
     if index == len(text) and index > 0:
-        final = _yaml_break().search(text, max(index - 2, 0))
+        final = line_break_pattern().search(text, max(index - 2, 0))
         if final is not None and final.end() == index:
             index = final.start()
-    breaks = list(_yaml_break().finditer(text, 0, index))
+    breaks = list(line_break_pattern().finditer(text, 0, index))
     line_start = breaks[-1].end() if breaks else 0
     return len(breaks) + 1, index - line_start + 1

@@ -10,8 +10,6 @@ Adding a built-in is a change to the language (and to ``docs/rules-language.md``
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..located import LocatedStr, unwrap
 from ..paths import Repository
 from . import patterns
@@ -20,6 +18,7 @@ from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     Builtin = tuple[int, int, Callable[..., Any], str | None]
