@@ -120,11 +120,13 @@ class Evaluation:
         self._pending: set[str] = set()  # lazy facts being computed
         self._first_pass = False  # running the rules that read no late fact
         self.values: dict[str, Any] = {}  # never rebound: the generated code reads it as `V`
-        #: each remembered function's stores (``memoize``), each rule's diagnostics as
+        #: each remembered function's stores (``memoize``: in an incremental evaluation each
+        #: entry holds the arguments beside the result), each rule's diagnostics as
         #: ``Diagnostic`` arguments, and the findings of each item of a rule's first loop: what
         #: the next evaluation may keep
         self.stores: dict[str, tuple[dict[Any, tuple[Any, Any]], dict[int, tuple[Any, Any]]]] = {}
         self.results: dict[int, list[tuple[Any, ...]]] = {}
+        self._alive: list[Any] = []  # the arguments of remembered calls (``_memoize_lean``)
         self.items: dict[int, dict[int, tuple[Any, list[Any]]]] = {}
         self.incremental = incremental or carried is not None
         self.repo = observer.repo
@@ -140,7 +142,9 @@ class Evaluation:
         self.lets, self.fns, self.rules, self.docs, self.rule_items = namespace["make"](self)
 
     def carry(self) -> Carried:
-        """What the next evaluation of this program, over an edited manifest, may keep."""
+        """What the next evaluation of this program, over an edited manifest, may keep (an
+        incremental evaluation's: only it keeps each remembered call's arguments)."""
+        assert self.incremental, "only an incremental evaluation is carried"
         return Carried(self.program, self.values, self.stores, self.results, self.items, self.repo)
 
     def changed(self, name: str) -> bool:
@@ -199,6 +203,7 @@ class Evaluation:
             for memo, by_id in self.stores.values():
                 memo.clear()  # in place: the remembered functions hold them
                 by_id.clear()
+            self._alive.clear()
             self.sets.forget()
             for name in self.program["lets"]:
                 self.values.pop(name, None)
@@ -285,6 +290,8 @@ class Evaluation:
             return self._memoize_carried(name, function, memo, by_id)
         plain, containers = _PLAIN_KEYS, _CONTAINERS
         arity = function.__code__.co_argcount
+        if arity == 1 and not self.incremental:
+            return self._memoize_lean(function, memo, by_id)
 
         # One- and two-parameter functions (most of them) get a key without building an
         # argument list; a plain string or number is its own key, a record or list its id.
@@ -320,6 +327,32 @@ class Evaluation:
             return found[1]
 
         return remembered1 if arity == 1 else remembered2 if arity == 2 else remembered
+
+    def _memoize_lean(
+        self, function: Callable[[Any], Any], memo: dict[Any, Any], by_id: dict[int, Any]
+    ) -> Callable[[Any], Any]:
+        """``memoize`` of a one-parameter function in an evaluation that no later one carries
+        from: a call's result is kept alone, not beside its argument — the argument is kept alive
+        (so that an id used as a key stays its) in one list for the whole evaluation. A large
+        manifest makes some ten thousand such calls, each a tuple less."""
+        plain, containers, alive, missing = _PLAIN_KEYS, _CONTAINERS, self._alive, _MISSING
+
+        def remembered1(a: Any) -> Any:
+            cls = a.__class__
+            if cls in containers:
+                found = by_id.get(id(a), missing)
+                if found is missing:
+                    found = by_id[id(a)] = function(a)
+                    alive.append(a)
+                return found
+            key = a if cls in plain else _identity(a)
+            found = memo.get(key, missing)
+            if found is missing:
+                found = memo[key] = function(a)
+                alive.append(a)
+            return found
+
+        return remembered1
 
     def _memoize_carried(
         self,
