@@ -83,11 +83,11 @@ class Repository:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
         self._inside_prefix = self.root + os.sep
-        self._real_dirs: dict[str, str] = {}
         self._relative: dict[str, str | None] = {}
         #: a path inside the repository → what its folder holds under its name (None: nothing)
         self._entries: dict[str, os.DirEntry[str] | None] = {}
-        self._folders: dict[str, dict[str, os.DirEntry[str]]] = {}
+        #: a repo-relative folder → ``_folder``'s answer
+        self._folders: dict[str, tuple[dict[str, os.DirEntry[str]], str, bool]] = {}
         #: repo-relative path → what ``read`` found there (the result cache re-reads them)
         self.reads: dict[str, bytes | str] = {}
         self.read_limit = 0
@@ -114,29 +114,31 @@ class Repository:
             if normal == ".." or normal.startswith(".." + os.sep):
                 return None
         folder, _, name = normal.rpartition(os.sep)  # `os.path.split` of a normalised path
-        real_folder = self._real_dirs.get(folder)
-        if real_folder is None:
-            real_folder = self._real_dirs[folder] = os.path.realpath(os.path.join(self.root, folder))
-        entry = self._entry(folder, name)
-        # `os.path.join`, written out: `real_folder` is a real path, `name` a plain name
-        real = real_folder + name if real_folder.endswith(os.sep) else real_folder + os.sep + name
+        place = self._folders.get(folder)
+        if place is None:
+            place = self._folders[folder] = self._folder(folder)
+        entries, real_folder, inside = place
+        entry = entries.get(name)
         if entry is not None and entry.is_symlink():
-            real = os.path.realpath(real)
-        if real != self.root and not real.startswith(self._inside_prefix):
+            # `os.path.join`, written out: `real_folder` is a real path, `name` a plain name
+            real = os.path.realpath(real_folder + name if real_folder.endswith(os.sep) else real_folder + os.sep + name)
+            inside = real == self.root or real.startswith(self._inside_prefix)
+        # (anything else in a folder is inside the repository when the folder's real path is)
+        if not inside:
             return None
         self._entries[path] = entry
         return normal
 
-    def _entry(self, folder: str, name: str) -> os.DirEntry[str] | None:
-        entries = self._folders.get(folder)
-        if entries is None:
-            try:
-                with os.scandir(self.absolute(folder)) as found:
-                    entries = {entry.name: entry for entry in found}
-            except OSError:
-                entries = {}
-            self._folders[folder] = entries
-        return entries.get(name)
+    def _folder(self, folder: str) -> tuple[dict[str, os.DirEntry[str]], str, bool]:
+        """What the repo-relative ``folder`` holds, by name (nothing, when it cannot be read),
+        its real path, and whether what it holds is inside the repository."""
+        real = os.path.realpath(os.path.join(self.root, folder))
+        try:
+            with os.scandir(real) as found:
+                entries = {entry.name: entry for entry in found}
+        except OSError:
+            entries = {}
+        return entries, real, real == self.root or real.startswith(self._inside_prefix)
 
     def read(self, relative: str, limit: int) -> bytes | str:
         """``read_file`` of a repository file, remembered in ``reads``."""

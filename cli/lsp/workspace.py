@@ -67,10 +67,10 @@ class DiskView(Repository):
         self._read_at: dict[str, int | None] = {}
         self._trusted = True
 
-    def _entry(self, folder: str, name: str) -> os.DirEntry[str] | None:
+    def _folder(self, folder: str) -> tuple[dict[str, os.DirEntry[str]], str, bool]:
         if folder not in self._read_at:
             self._note(folder)
-        return super()._entry(folder, name)
+        return super()._folder(folder)
 
     def list_dir(self, path: str) -> list[str]:
         relative = self.relative(path)
@@ -88,9 +88,9 @@ class DiskView(Repository):
             return False
         if any(_modified(self.absolute(folder)) != when for folder, when in self._read_at.items()):
             return False
-        if any(os.path.realpath(self.absolute(folder)) != real for folder, real in self._real_dirs.items()):
+        if any(os.path.realpath(self.absolute(folder)) != real for folder, (_, real, _) in self._folders.items()):
             return False
-        return not any(entry.is_symlink() for entries in self._folders.values() for entry in entries.values())
+        return not any(entry.is_symlink() for entries, _, _ in self._folders.values() for entry in entries.values())
 
 
 def _modified(folder: str) -> int | None:
