@@ -14,7 +14,9 @@ a match's groups and positions are read.
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
-package also has, and remembers the answer for a short text. ``test`` is the same as a function.
+package also has, and remembers the answer for a short text; a pattern that only checks a few
+character sets at the start of a text is matched without RE2 (``simple_patterns.py``). ``test``
+is the same as a function.
 ``groups`` tells the groups of a pattern, and ``regex`` gives that wrapper (match objects with
 groups and positions), for the engine's other patterns from the rules.
 """
@@ -22,6 +24,7 @@ groups and positions), for the engine's other patterns from the rules.
 from __future__ import annotations
 
 from ..bare_import import submodule_alone
+from .simple_patterns import simple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -103,17 +106,23 @@ def compiled(pattern: str) -> Matcher:
 
 
 class Matcher:
-    """A pattern compiled for a yes or no, and the answers it gave for short texts: the rules
-    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept)."""
+    """A pattern compiled for a yes or no, and the answers RE2 gave for short texts: the rules
+    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept). A
+    text without what every match needs, and any text of a simple pattern
+    (``simple_patterns.py``), is answered without RE2, and the answer not kept: it costs no
+    more than looking it up."""
 
-    __slots__ = ("answers", "anywhere", "match", "needed")
+    __slots__ = ("answers", "anywhere", "match", "needed", "simple")
 
     def __init__(self, pattern: str) -> None:
-        compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
-        self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
-        #: a text every match holds (``needed``): without it, a text is answered without RE2
+        #: ``pattern`` as a function of the text, when it is simple; else RE2 matches
+        self.simple = simple(pattern)
+        if self.simple is None:
+            compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
+            self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
+        #: a text every match holds (``needed``): without it, a text is answered at once
         self.needed = needed(pattern)
 
     def matches(self, text: str) -> bool:
@@ -123,10 +132,11 @@ class Matcher:
     def answer(self, text: str) -> bool:
         """``matches`` for a text not in ``answers``."""
         if self.needed not in text:
-            found = False
-        else:
-            data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
-            found = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
+            return False
+        if self.simple is not None:
+            return self.simple(text)
+        data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
+        found: bool = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
         if len(text) <= _SHORT:
             answers = self.answers
             if len(answers) >= _ANSWERS:
