@@ -70,6 +70,10 @@ class Shape:
     def wrong(self, value: Any) -> WrongShape:
         return WrongShape("", self.what, found(value))
 
+    def patterns(self, value: Any) -> list[str]:
+        """The regular expressions of a value of this shape (that ``plain`` took)."""
+        return []
+
 
 class Anything(Shape):
     """Manifest data handed through as it is (``eject_plan``'s declaration value)."""
@@ -110,6 +114,9 @@ class Regex(Str):
         if count < self.groups or not set(self.names) <= set(named):
             raise self.wrong(value)
         return text
+
+    def patterns(self, value: Any) -> list[str]:
+        return [str(value)]
 
 
 class Literal(Shape):
@@ -247,6 +254,9 @@ class Record(Shape):
             names += f" (and optionally {', '.join(self.optional)})"
         self.what = f"a map with {names}"
         self.plural = f"maps with {names}"
+
+    def patterns(self, value: Any) -> list[str]:
+        return [pattern for name, shape in self.fields.items() for pattern in shape.patterns(value[name])]
 
     def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):

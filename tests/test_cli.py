@@ -239,13 +239,14 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert warm.stderr.strip().endswith("[]"), warm.stderr
 
 
-#: what a first run of `validate` or `resolve` on a clean project needs none of: regular expressions (RE2 reads
-#: the rules' patterns, through its extension alone: engine/bare_import.py), pyyaml's pure-Python loader and
-#: dumper (libyaml reads the YAML: engine/libyaml.py), what pyyaml's constructor imports, `functools` and
-#: what it imports, and the editing of manifests
+#: what a first run of `validate` or `resolve` on a clean project needs none of: regular expressions (the
+#: starter's names and paths are matched by simple patterns, engine/lang/simple_patterns.py, and a file
+#: without a suppression comment is told by the texts every comment holds: RE2 is not even imported),
+#: pyyaml's pure-Python loader and dumper (libyaml reads the YAML: engine/libyaml.py), what pyyaml's
+#: constructor imports, `functools` and what it imports, and the editing of manifests
 NOT_ON_THE_FIRST_RUN = (
     *("re", "enum", "datetime", "base64", "struct", "typing", "json", "importlib.util", "importlib.machinery"),
-    *("re2", "functools", "collections", "bisect"),
+    *("re2", "re2._re2", "functools", "collections", "bisect"),
     *("yaml.reader", "yaml.scanner", "yaml.parser", "yaml.composer", "yaml.constructor", "yaml.resolver"),
     *("yaml.emitter", "yaml.serializer", "yaml.representer", "yaml.loader", "yaml.dumper", "yaml.cyaml"),
     *("beeuni.engine.edit", "beeuni.engine.text_edit", "beeuni.engine.spans"),
@@ -271,6 +272,28 @@ def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path
     assert {"yaml._yaml", "beeuni.engine.yaml_loader", "beeuni.engine.suppress"} <= imported
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
     assert sorted(imported.intersection(NOT_WITHOUT_THE_RESULT_CACHE)) == []
+
+
+def test_a_run_knows_the_rules_suppression_pattern_from_the_compiled_rules(tmp_path: Path) -> None:
+    """The rules' SUPPRESSION pattern was checked when the rules were compiled: the compiled
+    rules hand its groups to every run, which imports RE2 only for a text holding what every
+    suppression comment holds."""
+    probe = (
+        "import sys\n"
+        "from beeuni.engine.lang import patterns\n"
+        "from beeuni.engine.project import rules_only\n"
+        "run = rules_only()\n"
+        "pattern = run.output('SUPPRESSION')['pattern']\n"
+        "assert pattern in run.program['patterns'] and patterns.groups(pattern)[1].keys() >= {'ids', 'reason'}\n"
+        "matcher = patterns.compiled(pattern)\n"
+        "print(matcher.matches('tools: {}  # beeuni: a comment that silences nothing'), 're2._re2' in sys.modules)\n"
+        "print(matcher.matches('tools: {}  # beeuni: ignore[tools/x] why'), 're2._re2' in sys.modules)\n"
+    )
+    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
+    command = [sys.executable, "-c", probe]
+    subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
+    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert warm.stdout.splitlines() == ["False False", "True True"], warm.stderr
 
 
 def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:

@@ -501,6 +501,9 @@ def test_a_pattern_that_backtracks_exponentially_in_python_matches_in_linear_tim
         ("(?i)abc", ""),
         (r"\x41bc", ""),
         ("x[[:alpha:]]yy", ""),
+        ("(?:ab)cd(?P<x>e)", "cd"),
+        ("ab(?=c)", ""),
+        (r"#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)", "beeuni:"),
     ],
 )
 def test_the_text_every_match_of_a_pattern_holds_is_its_longest_plain_run_at_the_top(pattern: str, text: str) -> None:
@@ -508,8 +511,16 @@ def test_the_text_every_match_of_a_pattern_holds_is_its_longest_plain_run_at_the
     assert patterns.needed(pattern) == text
 
 
+def test_every_plain_run_at_the_top_of_a_pattern_is_needed() -> None:
+    """A text must hold each of them to be matched: RE2 is asked only of one that holds all."""
+    pattern = r"#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)"
+    assert patterns.needed_texts(pattern) == ["#", "beeuni:", "ignore"]
+    assert patterns.needed_texts("a|b") == [] and patterns.needed_texts(r"a\bc") == ["a", "c"]
+
+
 _PATTERN_PARTS = ["a", "b", ":", "/", ".", "*", "+", "?", "(", ")", "|", "[", "]", "^", "$", "{", "}", "\\"]
 _PATTERN_PARTS += [r"\.", r"\d", r"\x41", "{2}", "{,3}", "[ab]", "[^:]", "(?i)", "[[:alpha:]]", "A"]
+_PATTERN_PARTS += ["(?:", "(?P<n>", r"\b", "(?=", "ab"]
 
 
 @given(st.lists(st.sampled_from(_PATTERN_PARTS), min_size=1, max_size=6).map("".join), st.data())

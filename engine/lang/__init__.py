@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import cache
+from . import cache, patterns
 from .errors import RulesError
 from .interface import Interface
 
@@ -59,6 +59,7 @@ def load_program(folder: str, interface: Interface, display: str | None = None) 
                 sources.append((f"{shown}/{os.path.basename(path)}", handle.read()))
         program = compile_sources(sources, interface, folder, shown)
         cache.write(key, program)
+    patterns.remember(program.get("patterns", {}))
     return program
 
 

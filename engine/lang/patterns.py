@@ -112,18 +112,28 @@ class Matcher:
     (``simple_patterns.py``), is answered without RE2, and the answer not kept: it costs no
     more than looking it up."""
 
-    __slots__ = ("answers", "anywhere", "match", "needed", "simple")
+    __slots__ = ("answers", "anywhere", "match", "needed", "others", "pattern", "simple")
 
     def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
         #: ``pattern`` as a function of the text, when it is simple; else RE2 matches
         self.simple = simple(pattern)
-        if self.simple is None:
-            compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
-            self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
-        #: a text every match holds (``needed``): without it, a text is answered at once
-        self.needed = needed(pattern)
+        texts = sorted(needed_texts(pattern), key=len, reverse=True)
+        #: the longest text every match holds (``needed``): without it, a text is answered at once
+        self.needed = texts[0] if texts else ""
+        #: the other texts every match holds, asked before RE2 is
+        self.others = tuple(texts[1:])
+        self.match: Any = None
+        if self.simple is None and pattern not in KNOWN:
+            self._compile()  # RE2's verdict on a pattern not known to compile now, not at a first text
+        # (a known one is compiled when a text first needs RE2: a run whose texts all lack what
+        # its matches need imports no RE2)
+
+    def _compile(self) -> None:
+        compiled = _compile(self.pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
+        self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
 
     def matches(self, text: str) -> bool:
         found = self.answers.get(text)
@@ -135,6 +145,11 @@ class Matcher:
             return False
         if self.simple is not None:
             return self.simple(text)
+        for other in self.others:
+            if other not in text:
+                return False
+        if self.match is None:
+            self._compile()
         data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
         found: bool = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
         if len(text) <= _SHORT:
@@ -154,27 +169,35 @@ _NOWHERE = (-1, -1)
 
 
 def needed(pattern: str) -> str:
-    """The longest text that every match of ``pattern`` holds as it is ("" when none is known):
-    a run of plain characters in the sequence the pattern is at its top level, outside any
-    group, class or repetition: `^[A-Z][A-Z0-9]*://` → `://`.
+    """The longest text that every match of ``pattern`` holds as it is ("" when none is known),
+    of ``needed_texts``: `^[A-Z][A-Z0-9]*://` → `://`."""
+    return max(needed_texts(pattern), key=len, default="")
+
+
+def needed_texts(pattern: str) -> list[str]:
+    """Texts that every match of ``pattern`` holds as they are (none when none is known): the
+    runs of plain characters in the sequence the pattern is at its top level, outside any group,
+    class or repetition.
 
     Read with RE2's syntax, and warily: a character counts only where it is not one RE2 gives a
     meaning (``_SPECIAL``) and nothing that repeats it follows; a class, a group, a repetition
-    count ``{…}`` and an escaped sign are skipped whole. A pattern with an alternative at its
-    top (``a|b``), an escaped letter or digit (``\\x41``, ``\\pL``, ``\\Q…\\E``), options
-    (``(?i)`` makes a letter match its other case) or a POSIX class (its ``]`` inside the
-    class) is not looked at."""
-    if "(?" in pattern or "[:" in pattern:
-        return ""
-    longest = run = ""
+    count ``{…}``, an escaped sign and an assertion that takes no character (``\\b``) are
+    skipped whole. A pattern with an alternative at its top (``a|b``), another escaped letter or
+    digit (``\\x41``, ``\\pL``, ``\\Q…\\E``), options (``(?i)`` makes a letter match its
+    other case) or a POSIX class (its ``]`` inside the class) is not looked at."""
+    if "[:" in pattern:
+        return []
+    runs: list[str] = []
+    run = ""
     depth = 0  # in how many groups
     i, end = 0, len(pattern)
     while i < end:
         char = pattern[i]
         i += 1
         if char == "\\":
-            if pattern[i : i + 1].isalnum():
-                return ""
+            escaped = pattern[i : i + 1]
+            if escaped.isalnum() and escaped not in _ASSERTIONS:
+                return []
             i += 1
         elif char == "[":
             if pattern[i : i + 1] == "^":
@@ -189,32 +212,62 @@ def needed(pattern: str) -> str:
                 i += 1
             i += 1
         elif char == "(":
+            if pattern[i : i + 1] == "?":
+                if pattern[i : i + 3] == "?P<" and ">" in pattern[i:]:
+                    i = pattern.index(">", i) + 1  # a named group
+                elif pattern[i : i + 2] == "?:":
+                    i += 2  # a group that captures nothing
+                else:
+                    return []  # options, or what RE2 does not have
             depth += 1
         elif char == ")":
             depth -= 1
         elif char == "|" and depth == 0:
-            return ""
+            return []
         elif depth == 0 and char not in _SPECIAL and pattern[i : i + 1] not in _REPEATS:
             run += char
-            if len(run) > len(longest):
-                longest = run
             continue
+        if run:
+            runs.append(run)
         run = ""
-    return longest
+    if run:
+        runs.append(run)
+    return runs
 
 
 #: what RE2 reads as other than the character itself, outside a class (``needed``)
 _SPECIAL = frozenset("\\.+*?()|[]{}^$")
 #: what, after a character, repeats it
 _REPEATS = frozenset(("+", "*", "?", "{"))
+#: the escaped letters that stand for an assertion, taking no character (``needed_texts``)
+_ASSERTIONS = frozenset("bBAz")
 
 
 def groups(pattern: str) -> tuple[int, dict[str, int]]:
     """How many groups ``pattern`` has, and the number of each named one by its name (what
     ``regex(pattern)`` tells as ``groups`` and ``groupindex``, without its wrapper)."""
-    compiled = _compile(pattern, capture=True)
-    named = {name.decode("utf-8", "surrogatepass"): number for name, number in compiled.NamedCapturingGroups()}
-    return compiled.NumberOfCapturingGroups(), named
+    found = KNOWN.get(pattern)
+    if found is None:
+        compiled = _compile(pattern, capture=True)
+        named = {name.decode("utf-8", "surrogatepass"): number for name, number in compiled.NamedCapturingGroups()}
+        if len(KNOWN) >= _KEPT:
+            KNOWN.clear()
+        found = KNOWN[pattern] = (compiled.NumberOfCapturingGroups(), named)
+    return found
+
+
+def remember(known: Mapping[str, tuple[int, dict[str, int]]]) -> None:
+    """Take ``groups``' answers found before (in the compiled rules: the patterns they read back,
+    checked when they were compiled), so that neither ``groups`` nor a ``Matcher`` of one of
+    them needs RE2 before a text does."""
+    for pattern, (count, named) in known.items():
+        if len(KNOWN) >= _KEPT:
+            KNOWN.clear()
+        KNOWN[pattern] = (count, dict(named))
+
+
+#: the patterns known to compile, with their groups (``groups``, ``remember``)
+KNOWN: dict[str, tuple[int, dict[str, int]]] = {}
 
 
 def regex(pattern: str) -> Regex:
