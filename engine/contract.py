@@ -12,13 +12,14 @@ shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a who
 from __future__ import annotations
 
 from .lang.interface import Interface
-from .optional_readback import check_optional_read_backs
 from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES
-from .shipped import check_shipped_modules
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from .lang.errors import Problem
     from .lang.interface import FolderCheck
 
 #: what ``files`` lists: every manifest file read
@@ -94,8 +95,24 @@ OPTIONAL_READ_BACK_VALUES = tuple(OPTIONAL_VALUES)
 #: (``readback.OPTIONAL_FUNCTIONS``)
 OPTIONAL_READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in OPTIONAL_FUNCTIONS.items()}
 
+
+def _imported_when_run(module: str, name: str) -> FolderCheck:
+    """The folder check ``name`` of the module ``module`` of this package, imported when it first
+    runs: when rules are compiled, not on every run that reads compiled rules."""
+
+    def check(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
+        found: FolderCheck = getattr(__import__(module, globals(), None, [name], 1), name)
+        return found(program, folder, shown)
+
+    check.__name__ = check.__qualname__ = name
+    return check
+
+
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
-FOLDER_CHECKS: tuple[FolderCheck, ...] = (check_shipped_modules, check_optional_read_backs)
+FOLDER_CHECKS: tuple[FolderCheck, ...] = (
+    _imported_when_run("shipped", "check_shipped_modules"),
+    _imported_when_run("optional_readback", "check_optional_read_backs"),
+)
 
 RULES_INTERFACE = Interface(
     FACTS,

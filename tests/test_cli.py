@@ -250,6 +250,8 @@ NOT_ON_THE_FIRST_RUN = (
     *("yaml.reader", "yaml.scanner", "yaml.parser", "yaml.composer", "yaml.constructor", "yaml.resolver"),
     *("yaml.emitter", "yaml.serializer", "yaml.representer", "yaml.loader", "yaml.dumper", "yaml.cyaml"),
     *("beeuni.engine.edit", "beeuni.engine.text_edit", "beeuni.engine.spans"),
+    # an editor's evaluations only are carried; the folder checks run when rules are compiled
+    *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.optional_readback"),
     # the record of the rule cache is named without a shared library's checksum (cache_folder.py),
     # and the shipped rules are found beside the engine, their package not imported
     *("binascii", "zlib", "beeuni.rules"),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Bump when the shape of the program (the syntax tree) changes.
-FORMAT = 1
+FORMAT = 2
 
 
 def cache_key(paths: list[str], extra: str) -> str:

@@ -18,7 +18,8 @@ Two tables go with the code, so that a failure costs nothing until it happens:
 - ``spans``: where each expression's Python text stands in the generated source (line, first
   and last column, in UTF-8 bytes as ``code.co_positions`` counts them) → its place in the rules
   file. When a rule fails, the runtime finds the failing instruction's span in the traceback
-  and reports the rules expression, however deep in functions it is.
+  and reports the rules expression, however deep in functions it is. (Kept ``marshal``-ed: a
+  run without a failure never unpacks it.)
 - ``weights``: how many steps evaluating a definition takes outside its loops (calls included),
   and, in the code, each loop's steps per item (``ITEMS(xs, w)``): the runtime charges them to
   the evaluation's budget, so no rule set runs without end. A loop whose body builds values
@@ -29,6 +30,7 @@ Two tables go with the code, so that a failure costs nothing until it happens:
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Callable
 from typing import Any
@@ -94,7 +96,9 @@ def compile_program(checked: Node) -> Node:
     }
     return {
         "code": code,
-        "spans": [[*span, *generator.places[index]] for index, span in spans],
+        # read only to place a failure: kept marshalled, so that a run that has none does not
+        # unpack its thousands of small lists
+        "spans": marshal.dumps([[*span, *generator.places[index]] for index, span in spans]),
         "weights": generator.weights,
         "rooms": generator.rooms,
         "costly": sorted(generator.costly),

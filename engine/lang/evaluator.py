@@ -22,7 +22,6 @@ from ..located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 from ..visible import visible
 from . import values
 from .builtins import BUILTINS, Observer
-from .carry import Carried, same
 from .errors import RulesError
 from .values import ROOM, BudgetExceeded, RuleFailure
 
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..text_edit import TextEdit
+    from .carry import Carried
 
 
 class Diagnostic:
@@ -145,6 +145,8 @@ class Evaluation:
         """What the next evaluation of this program, over an edited manifest, may keep (an
         incremental evaluation's: only it keeps each remembered call's arguments)."""
         assert self.incremental, "only an incremental evaluation is carried"
+        from .carry import Carried  # (here: only an editor's evaluations are carried)
+
         return Carried(self.program, self.values, self.stores, self.results, self.items, self.repo)
 
     def changed(self, name: str) -> bool:
@@ -238,6 +240,8 @@ class Evaluation:
             except Exception as err:
                 raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
         if carried is not None:
+            from .carry import same
+
             old = carried.values.get(name, _MISSING)
             unchanged = old is not _MISSING and same(value, old)
             if unchanged:
@@ -529,8 +533,10 @@ class Evaluation:
     def _expression_at(self, trace: TracebackType) -> list[Any] | None:
         """The rules position of the instruction ``trace`` stopped at, from the table of spans."""
         if self._spans is None:
+            import marshal
+
             self._spans = {}
-            for span in self.program["spans"]:
+            for span in marshal.loads(self.program["spans"]):
                 self._spans.setdefault(span[0], []).append(span)
         positions = list(trace.tb_frame.f_code.co_positions())
         line, end_line, start, end = positions[trace.tb_lasti // 2]
