@@ -93,8 +93,8 @@ def row(
     ratio = statistics.median(ours) / statistics.median(theirs)
     best_ratio = min(ours) / min(theirs)
     return (
-        f"{label:<72} {min(ours):7.0f} {statistics.median(ours):7.0f}   "
-        f"{min(theirs):7.0f} {statistics.median(theirs):7.0f}   {ratio:5.2f}x {best_ratio:5.2f}x   {peak / 1024:5.0f}"
+        f"{label:<72} {min(ours):10.1f} {statistics.median(ours):7.1f}   "
+        f"{min(theirs):12.1f} {statistics.median(theirs):7.1f}   {ratio:6.3f}x {best_ratio:6.3f}x   {peak / 1024:5.0f}"
     )
 
 
@@ -117,7 +117,7 @@ def main() -> None:
     )
     print(
         f"{'project':<72} {'beeuni min':>10} {'median':>7}   {'yamllint min':>12} {'median':>7}   "
-        f"{'ratio':>6} {'(mins)':>6}   {'peak':>5}"
+        f"{'ratio':>7} {'(mins)':>7}   {'peak':>5}"
     )
     if "starter" in sizes:
         starter = Path(tempfile.mkdtemp(prefix="beeuni-bench-")) / "starter"  # a copy: one row edits it
