@@ -119,11 +119,16 @@ class Repository:
             place = self._folders[folder] = self._folder(folder)
         entries, real_folder, inside = place
         entry = entries.get(name)
-        if entry is not None and entry.is_symlink():
+        link = entry is not None and entry.is_symlink()
+        # Anything but a link in a folder inside the repository is inside: only a link, or what
+        # a folder outside holds (the repository itself, reached through `..` of a link), needs
+        # its own real path.
+        if link or not inside:
             # `os.path.join`, written out: `real_folder` is a real path, `name` a plain name
-            real = os.path.realpath(real_folder + name if real_folder.endswith(os.sep) else real_folder + os.sep + name)
+            real = real_folder + name if real_folder.endswith(os.sep) else real_folder + os.sep + name
+            if link:
+                real = os.path.realpath(real)
             inside = real == self.root or real.startswith(self._inside_prefix)
-        # (anything else in a folder is inside the repository when the folder's real path is)
         if not inside:
             return None
         self._entries[path] = entry
@@ -131,7 +136,7 @@ class Repository:
 
     def _folder(self, folder: str) -> tuple[dict[str, os.DirEntry[str]], str, bool]:
         """What the repo-relative ``folder`` holds, by name (nothing, when it cannot be read),
-        its real path, and whether what it holds is inside the repository."""
+        its real path, and whether it is the repository or inside it."""
         real = os.path.realpath(os.path.join(self.root, folder))
         try:
             with os.scandir(real) as found:
