@@ -53,6 +53,12 @@ def test_the_rules_patterns_for_names_and_paths_are_simple(name: str) -> None:
         "^[a-\\z]",
         "^\\",
         "^[z-a]",
+        "^a{01,2}",  # RE2 reads a count with a leading zero as the characters themselves
+        "^a{1,02}",
+        "^a{00,}",
+        "^a{,2}",
+        "^" + "[a-z]{1000}" * 2,  # more than RE2's program may hold, for all it knows
+        "^" + "(?:" * 9 + "a" + ")" * 9,
     ],
 )
 def test_other_patterns_are_left_to_re2(pattern: str) -> None:
@@ -72,13 +78,16 @@ def test_answers_on_the_edge_of_counts_and_ends() -> None:
     assert url is not None
     assert url("https://x") and url("a://") and url("git+ssh://x")
     assert not url("tools/x.ts") and not url("1http://x") and not url("http:/x") and not url("://")
+    twice = simple("^a{2}$")
+    assert twice is not None
+    assert twice("aa") and not twice("a") and not twice("aaa")
     bounded = simple("^a{1,2}b$")
     assert bounded is not None
     assert bounded("ab") and bounded("aab") and not bounded("aaab") and not bounded("b") and not bounded("abb")
 
 
 _ITEMS = ["a", "b", "-", "/", "\\/", "\\.", ":", " ", "[ab]", "[a-c_]", "[-a]", "[a-]", "[\\]a]", "[.*$]", "\\\\"]
-_COUNTS = ["", "", "?", "*", "+", "{2}", "{0,3}", "{1,}", "{0}", "{1,1}"]
+_COUNTS = ["", "", "?", "*", "+", "{2}", "{0,3}", "{1,}", "{0}", "{1,1}", "{02}", "{0,10}"]
 
 
 @st.composite

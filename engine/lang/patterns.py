@@ -15,8 +15,7 @@ a match's groups and positions are read.
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
 package also has, and remembers the answer for a short text; a pattern that only checks a few
-character sets at the start of a text is matched without RE2 (``simple_patterns.py``). ``test``
-is the same as a function.
+character sets at the start of a text is matched without RE2 (``simple_patterns.py``).
 ``groups`` tells the groups of a pattern, and ``regex`` gives that wrapper (match objects with
 groups and positions), for the engine's other patterns from the rules.
 """
@@ -29,7 +28,7 @@ from .simple_patterns import simple
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Iterator, Mapping
     from typing import Any, Protocol
 
     class Regex(Protocol):
@@ -76,23 +75,13 @@ class PatternError(Exception):
 
 
 def problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a regular expression of the rules; None when it is one."""
+    """Why ``pattern`` is not a regular expression of the rules; None when it is one: RE2's
+    verdict, asked even of a simple pattern (``rules check`` says it where it is written)."""
     try:
-        test(pattern)
+        _compile(pattern, capture=False)
     except PatternError as err:
         return str(err)
     return None
-
-
-def test(pattern: str) -> Callable[[Any], bool]:
-    """Whether ``pattern`` matches somewhere in a value: a function of the value, false for
-    anything but a string."""
-    matcher = compiled(pattern)
-
-    def matches(value: Any) -> bool:
-        return isinstance(value, str) and matcher.matches(value)
-
-    return matches
 
 
 def compiled(pattern: str) -> Matcher:
@@ -235,7 +224,7 @@ def needed_texts(pattern: str) -> list[str]:
     return runs
 
 
-#: what RE2 reads as other than the character itself, outside a class (``needed``)
+#: what RE2 reads as other than the character itself, outside a class (``needed_texts``)
 _SPECIAL = frozenset("\\.+*?()|[]{}^$")
 #: what, after a character, repeats it
 _REPEATS = frozenset(("+", "*", "?", "{"))

@@ -1,6 +1,6 @@
 """Patterns simple enough to be matched without RE2: a few character sets at the start of a text.
 
-Most of the rules' patterns check what a name is made of, or how a path starts: ``^[a-z]{1,8}$``,
+Most of the rules' patterns check what a name is made of, or how a path starts: ``^[0-9]+$``,
 ``^([A-Z]:)?/``. RE2 answers each text in a call that costs
 more than reading the text in Python — and a large manifest asks thousands of names — and
 importing RE2 costs more than checking a small manifest. ``simple(pattern)`` is a function that
@@ -10,7 +10,8 @@ The patterns taken, in RE2's syntax: ``^``, items, and an optional ``$`` at the 
 character — a plain one, or an escaped punctuation sign (``\\/``) — or a class of them (``[a-z_]``:
 single characters and ranges, not negated), with an optional count (``?``, ``*``, ``+``, ``{n}``,
 ``{n,}``, ``{m,n}`` up to RE2's 1000); or a group (``(…)``, ``(?:…)``) of items, optional (``?``)
-or not. A group made optional gives two ways to match (at most ``_WAYS`` in all). In each way,
+or not. A group made optional gives two ways to match (at most ``_WAYS`` in all; and the items
+take at most ``_SIZE`` characters together, in groups at most ``_DEPTH`` deep). In each way,
 an item whose count varies is the last, or is followed by one that takes a character none of its
 own (``^[a-z]+:``): the text is then read left to right once, with no choice to go
 back on. Anything else — ``.``, ``|``, ``\\d``, a negated class, an
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     #: the characters an item takes (every one of them, ranges spelled out), its fewest and most repeats
     Item = tuple[str, int, int]
 
-#: the most ways to match a pattern may have (each optional group doubles them)
-_WAYS = 8
+#: the most ways to match a pattern may have (each optional group doubles them), the most
+#: characters its items may take together (counted once for `*` and `+`) and the deepest its
+#: groups may nest: well inside what RE2 compiles (its program has a size limit)
+_WAYS, _SIZE, _DEPTH = 8, 1000, 8
 #: RE2's largest repetition count; "many" for `*` and `+`
 _MOST, _MANY = 1000, 1 << 62
 #: what is not a plain character outside a class
@@ -44,6 +47,11 @@ _SIGNS = {"?": (0, 1), "*": (0, _MANY), "+": (1, _MANY)}
 
 class _NotSimple(Exception):
     pass
+
+
+def _number(text: str) -> bool:
+    """Whether ``text`` is a repetition count as RE2 reads one: digits, no leading zero."""
+    return text.isascii() and text.isdigit() and (text == "0" or text[0] != "0")
 
 
 def simple(pattern: str) -> Callable[[str], bool] | None:
@@ -120,6 +128,7 @@ class _Reader:
         self.text = pattern
         self.at = 1
         self.to_end = False
+        self.size = 0  # what the items read so far take, at most (``_SIZE``)
 
     def peek(self) -> str:
         return self.text[self.at : self.at + 1]
@@ -131,7 +140,9 @@ class _Reader:
         self.at += 1
         return char
 
-    def items(self, top: bool) -> list[list[Item]]:
+    def items(self, top: bool, depth: int = 0) -> list[list[Item]]:
+        if depth > _DEPTH:
+            raise _NotSimple
         ways: list[list[Item]] = [[]]
         while self.peek() and self.peek() != ")":
             char = self.take()
@@ -143,7 +154,7 @@ class _Reader:
                     self.take()
                     if self.take() != ":":
                         raise _NotSimple  # a named group, an option, a lookaround: RE2's to read
-                inner = self.items(top=False)
+                inner = self.items(top=False, depth=depth + 1)
                 if self.take() != ")":
                     raise _NotSimple
                 lowest, most = self.count()
@@ -157,7 +168,8 @@ class _Reader:
                 chars = self.character_class() if char == "[" else self.character(char)
                 lowest, most = self.count()
                 ways = [[*way, (chars, lowest, most)] for way in ways]
-            if len(ways) > _WAYS:
+                self.size += most if most != _MANY else max(lowest, 1)
+            if len(ways) > _WAYS or self.size > _SIZE:
                 raise _NotSimple
         if top and self.peek():
             raise _NotSimple  # a `)` without its `(`
@@ -202,8 +214,8 @@ class _Reader:
         elif sign == "{":
             end = self.text.find("}", self.at)
             lowest, comma, most = self.text[self.at + 1 : end].partition(",")
-            if end < 0 or not lowest.isdigit() or not (most.isdigit() or (comma and not most)):
-                raise _NotSimple
+            if end < 0 or not _number(lowest) or (most and not _number(most)):
+                raise _NotSimple  # (RE2 reads `{x}`, `{,2}` or `{01}` as the characters themselves)
             found = (int(lowest), int(most) if most else _MANY if comma else int(lowest))
             if found[0] > _MOST or (found[1] != _MANY and found[1] > _MOST) or found[0] > found[1]:
                 raise _NotSimple  # RE2 refuses it: RE2 says why
