@@ -105,6 +105,7 @@ def _imported_when_run(module: str, name: str) -> FolderCheck:
         return found(program, folder, shown)
 
     check.__name__ = check.__qualname__ = name
+    check.__module__ = f"{__package__}.{module}"  # (as the rule cache's key names it: Interface.fingerprint)
     return check
 
 

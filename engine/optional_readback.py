@@ -28,7 +28,8 @@ SAMPLE_NAMES = "BEEUNI_TOOLS"
 
 
 def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
-    """A ``FolderCheck``: every optional read-back name the rules define has its shape."""
+    """A ``FolderCheck``: every optional read-back name the rules define has its shape. It also
+    keeps the regular expressions checked, with their groups, in ``program["patterns"]``."""
     from .manifest import MergedManifest
     from .paths import MANIFEST_NAME, Repository
     from .project import ProjectRun

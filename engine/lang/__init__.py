@@ -24,12 +24,16 @@ if TYPE_CHECKING:
 HERE = os.path.dirname(__file__)
 GRAMMAR = os.path.join(HERE, "grammar.lark")
 #: what the cached program was made with, and the runtime its code calls (the helpers and
-#: built-ins of ``codegen.HELPERS``): a new version of any of these compiles the rules anew
+#: built-ins of ``codegen.HELPERS``; ``patterns.py``, which also tells the groups of the patterns
+#: the program keeps): a new version of any of these compiles the rules anew
 COMPILER = [
     GRAMMAR,
     *(
         os.path.join(HERE, name)
-        for name in ("parser.py", "checker.py", "types.py", "codegen.py", "evaluator.py", "values.py", "builtins.py")
+        for name in (
+            *("parser.py", "checker.py", "types.py", "codegen.py"),
+            *("evaluator.py", "values.py", "builtins.py", "patterns.py"),
+        )
     ),
 ]
 

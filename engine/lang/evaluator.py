@@ -124,7 +124,7 @@ class Evaluation:
         #: entry holds the arguments beside the result), each rule's diagnostics as
         #: ``Diagnostic`` arguments, and the findings of each item of a rule's first loop: what
         #: the next evaluation may keep
-        self.stores: dict[str, tuple[dict[Any, tuple[Any, Any]], dict[int, tuple[Any, Any]]]] = {}
+        self.stores: dict[str, tuple[dict[Any, Any], dict[int, Any]]] = {}
         self.results: dict[int, list[tuple[Any, ...]]] = {}
         self._alive: list[Any] = []  # the arguments of remembered calls (``_memoize_lean``)
         self.items: dict[int, dict[int, tuple[Any, list[Any]]]] = {}
