@@ -489,33 +489,28 @@ def test_a_pattern_that_backtracks_exponentially_in_python_matches_in_linear_tim
 
 
 @pytest.mark.parametrize(
-    ("pattern", "text"),
+    ("pattern", "texts"),
     [
-        ("^[A-Za-z][A-Za-z0-9+.-]*://", "://"),
-        ("ab*c", "a"),
-        ("a{2}bc{,3}de", "de"),
-        ("(ab|cd)efg", "efg"),
-        ("[]x]yz", "yz"),
-        (r"a\.bc", "bc"),
-        ("a|b", ""),
-        ("(?i)abc", ""),
-        (r"\x41bc", ""),
-        ("x[[:alpha:]]yy", ""),
-        ("(?:ab)cd(?P<x>e)", "cd"),
-        ("ab(?=c)", ""),
-        (r"#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)", "beeuni:"),
+        ("^[A-Za-z][A-Za-z0-9+.-]*://", ["://"]),
+        ("ab*c", ["a", "c"]),
+        ("a{2}bc{,3}de", ["b", "de"]),
+        ("(ab|cd)efg", ["efg"]),
+        ("[]x]yz", ["yz"]),
+        (r"a\.bc", ["a", "bc"]),
+        ("a|b", []),
+        ("(?i)abc", []),
+        (r"\x41bc", []),
+        ("x[[:alpha:]]yy", []),
+        ("(?:ab)cd(?P<x>e)", ["cd"]),
+        ("ab(?=c)", []),
+        (r"a\bc", ["a", "c"]),
+        (r"#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)", ["#", "beeuni:", "ignore"]),
     ],
 )
-def test_the_text_every_match_of_a_pattern_holds_is_its_longest_plain_run_at_the_top(pattern: str, text: str) -> None:
-    """A text without it is answered without RE2; "" where the pattern is not plain enough."""
-    assert patterns.needed(pattern) == text
-
-
-def test_every_plain_run_at_the_top_of_a_pattern_is_needed() -> None:
-    """A text must hold each of them to be matched: RE2 is asked only of one that holds all."""
-    pattern = r"#[ \t]*beeuni:[ \t]*ignore\b(?:[ \t]*\[(?P<ids>[^\]]*)\])?(?P<reason>.*)"
-    assert patterns.needed_texts(pattern) == ["#", "beeuni:", "ignore"]
-    assert patterns.needed_texts("a|b") == [] and patterns.needed_texts(r"a\bc") == ["a", "c"]
+def test_the_texts_every_match_of_a_pattern_holds_are_its_plain_runs_at_the_top(pattern: str, texts: list[str]) -> None:
+    """A text without one of them is answered without RE2; none where the pattern is not plain
+    enough to tell."""
+    assert patterns.needed_texts(pattern) == texts
 
 
 _PATTERN_PARTS = ["a", "b", ":", "/", ".", "*", "+", "?", "(", ")", "|", "[", "]", "^", "$", "{", "}", "\\"]
@@ -528,7 +523,7 @@ _PATTERN_PARTS += ["(?:", "(?P<n>", r"\b", "(?=", "ab"]
 def test_a_pattern_matches_the_same_texts_with_and_without_the_text_its_matches_need(
     pattern: str, data: st.DataObject
 ) -> None:
-    """``Matcher`` answers no, without RE2, for a text that lacks what ``needed`` found: RE2's
+    """``Matcher`` answers no, without RE2, for a text that lacks what ``needed_texts`` found: RE2's
     own search (``regex``) agrees, on texts the pattern matches (as Python's ``re`` reads it,
     which mostly agrees with RE2) and on others."""
     try:

@@ -110,7 +110,7 @@ class Matcher:
         #: ``pattern`` as a function of the text, when it is simple; else RE2 matches
         self.simple = simple(pattern)
         texts = sorted(needed_texts(pattern), key=len, reverse=True)
-        #: the longest text every match holds (``needed``): without it, a text is answered at once
+        #: the longest text every match holds (``needed_texts``): without it, a text is answered at once
         self.needed = texts[0] if texts else ""
         #: the other texts every match holds, asked before RE2 is
         self.others = tuple(texts[1:])
@@ -155,12 +155,6 @@ MATCHERS: dict[str, Matcher] = {}
 _ANSWERS, _SHORT = 65_536, 256
 #: what RE2's ``Match`` gives for no match
 _NOWHERE = (-1, -1)
-
-
-def needed(pattern: str) -> str:
-    """The longest text that every match of ``pattern`` holds as it is ("" when none is known),
-    of ``needed_texts``: `^[A-Z][A-Z0-9]*://` → `://`."""
-    return max(needed_texts(pattern), key=len, default="")
 
 
 def needed_texts(pattern: str) -> list[str]:
