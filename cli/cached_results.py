@@ -78,18 +78,30 @@ class Probe:
         result_cache.store(self.key, self.made_by, run.repo, run.observer.known, result)
 
 
-def probe(paths: list[str], rules: str | None, modules: bool, no_cache: bool) -> Probe | None:
-    """The probe of a ``validate`` the result cache may serve; None when it may not (turned off,
-    several manifests, modules loaded in Bun: their answers are not the repository's)."""
-    if no_cache or modules or len(paths) != 1 or result_cache.disabled_by_environment():
-        return None
-    return Probe("validate", paths[0], rules)
+def look_up(
+    paths: list[str],
+    rules: str | None,
+    modules: bool,
+    output_format: str,
+    output: str | None,
+    quiet: bool,
+    max_warnings: int | None,
+) -> tuple[Probe | None, int | None]:
+    """``validate``'s look-up: its probe, None when the result cache may not serve the run
+    (turned off, several manifests, modules loaded in Bun: their answers are not the
+    repository's); and on a hit the exit status, the answer written (else None)."""
+    if modules or len(paths) != 1 or result_cache.disabled_by_environment():
+        return None, None
+    probe = Probe("validate", paths[0], rules)
+    return probe, probe.answer(output_format, output, quiet, max_warnings)
 
 
-def probe_resolve(path: str, rules: str | None, no_cache: bool) -> Probe | None:
-    if no_cache or result_cache.disabled_by_environment():
-        return None
-    return Probe("resolve", path, rules)
+def look_up_resolve(path: str, rules: str | None, as_json: bool) -> tuple[Probe | None, int | None]:
+    """``resolve``'s look-up, as ``look_up``."""
+    if result_cache.disabled_by_environment():
+        return None, None
+    probe = Probe("resolve", path, rules)
+    return probe, probe.answer_resolve(as_json)
 
 
 def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None) -> int:

@@ -113,8 +113,7 @@ def validate(
     if probe is None and not no_cache:
         from . import cached_results  # (not imported by a run that cannot use it: `--no-cache`)
 
-        probe = cached_results.probe(paths, rules, modules, no_cache)
-        hit = probe.answer(output_format, output, quiet, max_warnings) if probe is not None else None
+        probe, hit = cached_results.look_up(paths, rules, modules, output_format, output, quiet, max_warnings)
         if hit is not None:
             return hit
     checked = _check(paths, rules, module_timeout if modules else None)
@@ -339,8 +338,7 @@ def resolve(path: str, rules: str | None, as_json: bool, no_cache: bool = False,
     if probe is None and not no_cache:
         from . import cached_results
 
-        probe = cached_results.probe_resolve(path, rules, no_cache)
-        hit = probe.answer_resolve(as_json) if probe is not None else None
+        probe, hit = cached_results.look_up_resolve(path, rules, as_json)
         if hit is not None:
             return hit
     run = open_project(path, rules)

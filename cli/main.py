@@ -191,9 +191,10 @@ def fast_command(argv: list[str]) -> int | None:
         if not options.get("no_cache", False):
             from . import cached_results
 
-            probe = cached_results.probe(paths, options.get("rules"), options.get("modules", False), False)
-        if probe is not None:
-            hit = probe.answer(
+            probe, hit = cached_results.look_up(
+                paths,
+                options.get("rules"),
+                options.get("modules", False),
                 options.get("output_format", "text"),
                 options.get("output"),
                 options.get("quiet", False),
@@ -211,11 +212,9 @@ def fast_command(argv: list[str]) -> int | None:
         if not keywords.get("no_cache", False):
             from . import cached_results
 
-            resolve_probe = cached_results.probe_resolve(path, keywords["rules"], False)
-        if resolve_probe is not None:
-            answered = resolve_probe.answer_resolve(keywords["as_json"])
-            if answered is not None:
-                return answered
+            resolve_probe, hit = cached_results.look_up_resolve(path, keywords["rules"], keywords["as_json"])
+            if hit is not None:
+                return hit
         from . import commands
 
         return commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords))
