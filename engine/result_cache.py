@@ -31,7 +31,7 @@ import os
 import sys
 
 from .cache_folder import read_record, write_record
-from .paths import Repository, read_file
+from .paths import QUESTIONS, Repository, read_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 FORMAT = 3
 #: set (to anything but empty or ``0``) to neither read nor write results
 NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
-#: the questions a run may ask of the repository: ``Repository`` methods of one path
-QUESTIONS = frozenset(("inside", "exists", "is_file", "list_dir"))
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CODE_FOLDERS = ("", "engine", os.path.join("engine", "lang"), "cli", os.path.join("cli", "formats"))
@@ -148,7 +146,7 @@ def plain(value: Any) -> Any:
 def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str, Any]], result: Any) -> None:
     """Keep ``result`` with the dependency record of the run that made it (``answers``: the
     questions the rules asked of ``repo`` — question → path → answer)."""
-    if made_by is None or not QUESTIONS.issuperset(answers):
+    if made_by is None or any(question not in QUESTIONS for question in answers):
         return  # a question this cache cannot ask again: no record rather than a wrong one
     try:
         record = {

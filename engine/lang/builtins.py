@@ -11,7 +11,7 @@ Adding a built-in is a change to the language (and to ``docs/rules-language.md``
 from __future__ import annotations
 
 from ..located import LocatedStr, unwrap
-from ..paths import Repository
+from ..paths import QUESTIONS, Repository
 from . import patterns
 from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name, unique
 
@@ -36,13 +36,8 @@ class Observer:
         #: question (a ``Repository`` method of one path) → path → answer; a table per question,
         #: so that the built-ins look an answer up by the path alone
         self.known: dict[str, dict[str, Any]] = (
-            before.known if before is not None and before.repo is repo else {question: {} for question in _QUESTIONS}
+            before.known if before is not None and before.repo is repo else {question: {} for question in QUESTIONS}
         )
-        self.inside, self.exists, self.is_file, self.list_dir = (self.known[question] for question in _QUESTIONS)
-
-
-#: what built-ins ask the repository (the ``Repository`` methods answering them have these names)
-_QUESTIONS = ("inside", "exists", "is_file", "list_dir")
 
 
 def _str(value: Any) -> str | None:
@@ -93,28 +88,24 @@ _LONG_TEXT = 64
 _MATCHERS = patterns.MATCHERS  # read directly: a call less per match
 
 
-def b_starts_with(value: Any, prefix: Any) -> bool:
-    """``prefix`` may be one string or a list of them."""
-    if not isinstance(value, str):
-        return False
-    if prefix.__class__ is list:
-        try:
-            return value.startswith(tuple(prefix))  # the common case: a list of strings alone
-        except TypeError:
-            pass
-    return value.startswith(_strings(prefix))
+def _affixed(test: Callable[[str, tuple[str, ...]], bool]) -> Callable[[Any, Any], bool]:
+    """``starts_with`` or ``ends_with`` (``test``: ``str.startswith`` or ``str.endswith``): the
+    affix may be one string or a list of them; false for anything but a string."""
+
+    def affixed(value: Any, affix: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        if affix.__class__ is list:
+            try:
+                return test(value, tuple(affix))  # the common case: a list of strings alone
+            except TypeError:
+                pass
+        return test(value, _strings(affix))
+
+    return affixed
 
 
-def b_ends_with(value: Any, suffix: Any) -> bool:
-    """``suffix`` may be one string or a list of them."""
-    if not isinstance(value, str):
-        return False
-    if suffix.__class__ is list:
-        try:
-            return value.endswith(tuple(suffix))  # the common case: a list of strings alone
-        except TypeError:
-            pass
-    return value.endswith(_strings(suffix))
+b_starts_with, b_ends_with = _affixed(str.startswith), _affixed(str.endswith)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -248,35 +239,25 @@ def b_subset(observer: Observer, items: Any, container: Any) -> bool:
 # observations of the repository --------------------------------------------------------------
 
 
-# Each answer is looked up by the path alone (answers are never None); asked once per path.
+def _asking(question: str) -> Callable[[Observer, Any], bool]:
+    """The built-in that asks the repository ``question`` (its method of that name) of a
+    repo-relative path, once per path, and looks the answer up by the path alone after (answers
+    are never None); false for anything but a string."""
+
+    def asked(observer: Observer, path: Any) -> bool:
+        if not isinstance(path, str):
+            return False
+        answers = observer.known[question]
+        found: bool | None = answers.get(path)
+        if found is None:
+            found = answers[path] = getattr(observer.repo, question)(path)
+        return found
+
+    return asked
 
 
-def b_inside_repo(observer: Observer, path: Any) -> bool:
-    """Whether the repo-relative ``path`` stays inside the repository, symbolic links followed."""
-    if not isinstance(path, str):
-        return False
-    found: bool | None = observer.inside.get(path)
-    if found is None:
-        found = observer.inside[path] = observer.repo.inside(path)
-    return found
-
-
-def b_exists(observer: Observer, path: Any) -> bool:
-    if not isinstance(path, str):
-        return False
-    found: bool | None = observer.exists.get(path)
-    if found is None:
-        found = observer.exists[path] = observer.repo.exists(path)
-    return found
-
-
-def b_is_file(observer: Observer, path: Any) -> bool:
-    if not isinstance(path, str):
-        return False
-    found: bool | None = observer.is_file.get(path)
-    if found is None:
-        found = observer.is_file[path] = observer.repo.is_file(path)
-    return found
+#: whether a path stays inside the repository (symbolic links followed), is there, is a file
+b_inside_repo, b_exists, b_is_file = _asking("inside"), _asking("exists"), _asking("is_file")
 
 
 def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
@@ -284,9 +265,10 @@ def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     string = _str(path)
     if string is None:
         return []
-    names: list[str] | None = observer.list_dir.get(string)
+    listed = observer.known["list_dir"]
+    names: list[str] | None = listed.get(string)
     if names is None:
-        names = observer.list_dir[string] = observer.repo.list_dir(string)
+        names = listed[string] = observer.repo.list_dir(string)
     folder = string.rstrip("/")
     observer.budget.build(len(names) * (len(folder) + 2 * OBJECT))  # a located path per name
     return observer.budget.sized([LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names])
