@@ -612,9 +612,8 @@ class _Generator:
                 inlined = self.inlined(name, node["args"], scope)
                 if inlined is not None:
                     return inlined
+                return f"f_{name}({', '.join(expr(arg, scope) for arg in node['args'])})"
             args = [expr(arg, scope) for arg in node["args"]]
-            if name not in BUILTINS:
-                return f"f_{name}({', '.join(args)})"
             if BUILTINS[name][3] == "observer":
                 self.observers.add(self.defining)
             if BUILTINS[name][3]:

@@ -627,6 +627,4 @@ def _identity(value: Any) -> Any:
         return ("id", id(value))
     if isinstance(value, LocatedConst):
         return ("const", value.value)
-    if isinstance(value, LocatedStr):
-        return ("str", value, value.loc)
     return value
