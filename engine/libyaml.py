@@ -151,6 +151,7 @@ __all__ = [
     "YAMLError",
     "events",
     "reader_errors",
+    "tokens",
 ]
 
 
@@ -159,6 +160,13 @@ def events(data: str | bytes) -> Iterator[Any]:
     parser = CParser(data)
     while (event := parser.get_event()) is not None:
         yield event
+
+
+def tokens(data: str | bytes) -> Iterator[Any]:
+    """libyaml's tokens of ``data``, as ``yaml.scan(data, Loader=yaml.CSafeLoader)`` gives them."""
+    parser = CParser(data)
+    while (token := parser.get_token()) is not None:
+        yield token
 
 
 def reader_errors() -> tuple[type[ReaderError], ...]:

@@ -12,7 +12,7 @@ about.
 
 from __future__ import annotations
 
-from .libyaml import CParser, YAMLError
+from .libyaml import YAMLError, tokens
 from .manifest_text import EditRefused, ManifestText
 from .once import once
 
@@ -20,9 +20,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/
 
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterator
-
-    from yaml.tokens import Token
 
 
 @once
@@ -128,7 +125,7 @@ class SourceText:
         if self._token_spans is None:
             spans: list[tuple[int, int]] = []
             try:
-                for token in _scan(self.text):
+                for token in tokens(self.text):
                     start, end = token.start_mark.index, token.end_mark.index
                     if end > start:
                         spans.append((start, end))
@@ -136,11 +133,3 @@ class SourceText:
                 pass  # a file that does not scan has no comments the engine relies on
             self._token_spans = spans
         return self._token_spans
-
-
-def _scan(text: str) -> Iterator[Token]:
-    """libyaml's tokens of ``text`` (``yaml.scan`` with the C loader, without importing the rest
-    of pyyaml: ``libyaml.py``)."""
-    parser = CParser(text)
-    while (token := parser.get_token()) is not None:
-        yield token
