@@ -1,7 +1,7 @@
 """The ``beeuni`` command line, as a Typer application.
 
 Commands are thin: they parse arguments and call ``commands.py``. Every command takes
-``--rules DIR`` (S-C5) to run against edited rules without reinstalling.
+``--rules DIR`` to run against edited rules without reinstalling.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``beeuni tools eject NAME``: make the project's own copy of a Beeuni tool (S-C3).
+"""``beeuni tools eject NAME``: make the project's own copy of a Beeuni tool.
 
 The rules say where the copy goes, which value means "the Beeuni tool" and every text the
 command prints (``eject_plan``, ``eject_refusal``, ``eject_summary`` in tools.rules). This module

@@ -1,4 +1,4 @@
-"""The standard harness's side (S-D6): an opencode plugin that forwards every call to the daemon.
+"""The standard harness's side: an opencode plugin that forwards every call to the daemon.
 
 The plugin (``opencode_plugin.ts``) reads the daemon's URL and token from the connection file at
 opencode's start, registers each served tool through the plugin's ``tool`` hook, and forwards each

@@ -150,7 +150,7 @@ class Session:
         if self.current is not None:
             await self.current.host.stop()
 
-    # reloads (S-D7) ------------------------------------------------------------------------
+    # reloads -------------------------------------------------------------------------------
 
     def _changed(self) -> bool:
         assert self.current is not None
@@ -244,13 +244,13 @@ class Session:
         return hidden
 
     def env_for(self, resolved: ResolvedToolSet, agent: str) -> dict[str, str]:
-        """S-A7: the platform's variables and provider keys from the daemon's environment, and the
-        agent's granted secrets — nothing else."""
+        """What a call sees of the environment: the platform's variables and provider keys from the
+        daemon's environment, and the agent's granted secrets — nothing else."""
         env = {name: os.environ[name] for name in resolved.platform_env if name in os.environ}
         env.update(self.secrets.granted(resolved.secrets.get(agent, [])))
         return env
 
-    # calls (S-D4) --------------------------------------------------------------------------
+    # calls ---------------------------------------------------------------------------------
 
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
         loaded = await self._enter()

@@ -1,4 +1,4 @@
-"""The five Beeuni tools, run in real Bun against the stand-in platform API (SPEC §8)."""
+"""The five Beeuni tools, run in real Bun against the stand-in platform API."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The daemon, for real: `beeuni daemon` on an ephemeral 127.0.0.1 port, Bun as the module host
-(SPEC §7, S-A7, S-C4)."""
+"""The daemon, for real: `beeuni daemon` on an ephemeral 127.0.0.1 port, Bun as the module host."""
 
 from __future__ import annotations
 
@@ -284,7 +283,7 @@ def test_reload_between_calls_and_keep_the_last_good_set(project: Path, tmp_path
     manifest.write_text("tools:\n  memory: beeuni:memory\n")
     with running_daemon(folder, tmp_path, "--harness", "experimental") as daemon:
         assert daemon.call("echo").status_code == 404
-        removed = daemon.call("show")  # a Beeuni tool the project does not list (S-S3)
+        removed = daemon.call("show")  # a Beeuni tool the project does not list: 404
         assert (removed.status_code, removed.json()) == (404, {"error": "no tool named show is loaded"})
         manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
         assert daemon.call("echo").status_code == 200

@@ -1,4 +1,4 @@
-"""`beeuni tools eject`, `tools new` and `tools migrate` golden cases (S-C3, issue 10): before and
+"""`beeuni tools eject`, `tools new` and `tools migrate` golden cases (issue 10): before and
 after trees, byte for byte.
 
     tests/golden/eject-<case>/

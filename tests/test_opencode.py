@@ -1,4 +1,4 @@
-"""The standard harness for real (S-D6): opencode from the npm registry loads the plugin the daemon
+"""The standard harness for real: opencode from the npm registry loads the plugin the daemon
 writes and calls a project tool through it and the daemon."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ CASES = {  # a beeuni agent's `tools`, and the same in opencode's agent config
 
 
 def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
-    """S-A4, checked against opencode itself: an agent sees the same harness tools under
+    """The groups of harness tools, checked against opencode itself: an agent sees the same harness tools under
     beeuni's rules as under the same setting in opencode's own config — compared on the tools
     both know and opencode enables by default."""
     folder = tmp_path / "project"

@@ -1,5 +1,5 @@
 """Policy lives in rules/ only: a maintainer changes it by editing a copy of the rules, and the
-installed commands follow with no Python changed (SPEC §1, S-C5)."""
+installed commands follow with no Python changed."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def workspace(tmp_path: Path) -> Path:
     edited_rules(
         tmp_path / "base-rules",
         ("tools.rules", SHOW, '"memory"]'),
-        ("tools.rules", UNKNOWN_KEY, UNKNOWN_KEY.replace("warning", "error")),
+        ("manifest.rules", UNKNOWN_KEY, UNKNOWN_KEY.replace("warning", "error")),
     )
     edited_rules(tmp_path / "new-rules")
     return tmp_path
@@ -114,7 +114,7 @@ def test_a_rule_failing_on_one_project_is_reported_for_it(workspace: Path) -> No
     broken = edited_rules(
         workspace / "broken-rules",
         (
-            "tools.rules",
+            "manifest.rules",
             "rule manifest/unknown-key {",
             'rule x/failing {\n  severity error\n  doc "Fails."\n'
             '  for t in tools\n  when t.value + 1\n  at t.name\n  message "never"\n}\n\nrule manifest/unknown-key {',

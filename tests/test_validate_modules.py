@@ -86,9 +86,9 @@ def test_the_missing_bun_text_is_the_rules(tmp_path: Path) -> None:
     """Issue 10: the text comes from the rules (`BUN_MISSING`), for every command that runs Bun."""
     rules = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", rules)
-    tools_rules = rules / "tools.rules"
-    tools_rules.write_text(
-        tools_rules.read_text().replace('let BUN_MISSING = "Bun is not installed:', 'let BUN_MISSING = "No Bun here:')
+    modules_rules = rules / "modules.rules"
+    modules_rules.write_text(
+        modules_rules.read_text().replace('let BUN_MISSING = "Bun is not installed:', 'let BUN_MISSING = "No Bun here:')
     )
     project = tmp_path / "project"
     shutil.copytree(STARTER, project)
