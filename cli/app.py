@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from . import commands
-from .main import DEFAULT_MODULE_LIMIT
+from .shared import DEFAULT_MODULE_LIMIT, bun
 
 app = typer.Typer(
     name="beeuni",
@@ -36,6 +36,7 @@ PathsArgument = Annotated[
 ]
 
 
+# the formats of shared.py, as Typer takes choices (test_import_cycles.py holds them equal)
 class OutputFormat(StrEnum):
     text = "text"
     concise = "concise"
@@ -227,9 +228,7 @@ def daemon(
     from ..daemon.server import serve
 
     _exit(
-        commands.guarded(
-            lambda: serve(commands.bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body)
-        )
+        commands.guarded(lambda: serve(bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body))
     )
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .commands import UsageError, bun
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
+from .shared import UsageError, bun
 
 
 def tools_call(

@@ -10,13 +10,12 @@ import os
 import sys
 
 from ..engine.lang import RulesError
-from ..engine.lang.values import text
 from ..engine.paths import MANIFEST_NAME
 from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from ..engine.visible import visible
 from . import report
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, exit_status, note_errors
-from .main import DEFAULT_MODULE_LIMIT
+from .shared import DEFAULT_MODULE_LIMIT, TEXT_FORMATS, UsageError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -58,24 +57,6 @@ def failure_message(err: Exception) -> str:
 
         traceback.print_exc()
     return f"beeuni: internal error: {type(err).__name__}: {visible(str(err))}"
-
-
-class UsageError(Exception):
-    """A request the command cannot serve (an unknown agent, a bad combination of options)."""
-
-
-def bun(rules: ProjectRun | str | None) -> str:
-    """Bun's path, for the commands that run tool modules; without Bun, a usage error saying how
-    to install it — the ``BUN_MISSING`` of the project's rules (a run), or of a rules folder."""
-    from ..daemon.bun import BunMissing, find_bun
-
-    try:
-        return find_bun()
-    except BunMissing:
-        from ..engine.project import rules_only
-
-        run = rules if isinstance(rules, ProjectRun) else rules_only(rules)
-        raise UsageError(text(run.output("BUN_MISSING"))) from None
 
 
 class Checked:
@@ -177,7 +158,7 @@ def _write_validation(
 ) -> None:
     """Write the format to ``stream``; ``to_terminal``: this is the command's own output, which
     also reports failures and (for text) each manifest's count on standard error."""
-    if output_format in ("text", "concise", "full"):
+    if output_format in TEXT_FORMATS:
         framed = output_format == "full" or (output_format == "text" and to_terminal and stream.isatty())
         for index, c in enumerate(checked):
             if c.shown is not None:

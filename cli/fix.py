@@ -23,6 +23,7 @@ from ..engine.project import open_project
 from ..engine.source_text import SourceText
 from . import commands
 from .diagnostic_text import EXIT_ERRORS, EXIT_OK
+from .shared import UsageError
 
 if TYPE_CHECKING:
     from typing import Any
@@ -47,7 +48,7 @@ def _fix(run: ProjectRun, write: bool) -> bool:
     try:
         changes = planned_changes(run.diagnostics(), run.merged.sources)
     except FixConflict as conflict:
-        raise commands.UsageError(text(run.call("fix_refusal", "conflict", conflict.file))) from None
+        raise UsageError(text(run.call("fix_refusal", "conflict", conflict.file))) from None
     fixes = sum(count for _, count in changes.values())
     summary = text(run.call("fix_summary", fixes, len(changes), write))
     if write:
@@ -64,10 +65,10 @@ def _write_all(run: ProjectRun, changes: dict[str, bytes]) -> None:
     targets = {}
     for file in changes:
         if run.repo.relative(file) is None:
-            raise commands.UsageError(text(run.call("fix_refusal", "link", file)))
+            raise UsageError(text(run.call("fix_refusal", "link", file)))
         target = os.path.realpath(run.repo.absolute(file))  # a link inside the repository stays a link
         if _read(target) != run.merged.sources[file]:
-            raise commands.UsageError(text(run.call("fix_refusal", "changed", file)))
+            raise UsageError(text(run.call("fix_refusal", "changed", file)))
         targets[file] = target
     from ..engine.paths import write_file_atomically
 

@@ -19,17 +19,14 @@ import gc
 import os
 import sys
 
+from .shared import FORMATS, RULES_CHECK_FORMATS
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
 
-DEFAULT_MODULE_LIMIT = 10.0  # seconds one module may take to load (`validate --modules`)
-
-
-#: the options of ``validate`` that take a value → the keyword of ``commands.validate``; and the
-#: ``--format`` values (as in commands.py, which this module does not import: it is the slower
-#: half of a start)
+#: the options of ``validate`` that take a value → the keyword of ``commands.validate``
 VALUE_OPTIONS = {
     "--format": "output_format",
     "--rules": "rules",
@@ -37,8 +34,6 @@ VALUE_OPTIONS = {
     "--max-warnings": "max_warnings",
     "--module-timeout": "module_timeout",
 }
-FORMATS = ("text", "concise", "full", "json", "github", "sarif", "gitlab")
-RULES_CHECK_FORMATS = ("text", "github", "sarif", "gitlab")
 
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:

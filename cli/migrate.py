@@ -19,8 +19,8 @@ from ..engine.lang.values import text
 from ..engine.opencode_source import SourceFile, converted_module, read_tool_file
 from ..engine.project import open_project
 from ..engine.visible import visible
-from .commands import bun
 from .diagnostic_text import EXIT_FAILURE, EXIT_OK
+from .shared import bun
 from .tool_files import Changes, Refusal, edited_manifest, writable
 
 if TYPE_CHECKING:

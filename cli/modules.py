@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import bun
+from .shared import bun
 
 if TYPE_CHECKING:
     from ..engine.project import ProjectRun

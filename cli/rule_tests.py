@@ -163,7 +163,8 @@ def _compare(case: CaseResult, diagnostics: list[Diagnostic], severities: dict[s
 
 
 def _compare_selection(case: CaseResult, run: ProjectRun, path: str) -> None:
-    from .commands import UsageError, tools_ls_document
+    from .commands import tools_ls_document
+    from .shared import UsageError
 
     if not os.path.isfile(path):
         return

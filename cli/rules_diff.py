@@ -13,7 +13,7 @@ import sys
 from ..engine.corpus_run import SchedulerUnavailable, local_workers, pack, run_dask, run_local
 from ..engine.project import load_rules
 from . import diff_report
-from .commands import UsageError
+from .shared import UsageError
 
 
 def rules_diff(

@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from ...engine.lang.evaluator import Diagnostic
     from ...engine.spans import Sources
 
-#: the formats written by a module of this package
-MACHINE_FORMATS = ("github", "sarif", "gitlab")
-
 
 class Findings(NamedTuple):
     diagnostics: Sequence[Diagnostic]

@@ -1,0 +1,43 @@
+"""What several modules of the command line share: the error of a request a command cannot
+serve, the Bun lookup of the commands that run tool modules, the module load limit and the
+output formats.
+
+It imports nothing else from cli/ (the other modules import it, never the reverse), and nothing
+heavy at import: the hand-parsed fast path of ``main.py`` reads the formats from here.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from ..engine.project import ProjectRun
+
+DEFAULT_MODULE_LIMIT = 10.0  # seconds one module may take to load (`validate --modules`)
+
+#: the formats of diagnostics: lines or code frames, JSON, and the CI systems' own formats
+#: (one module each under ``formats/``)
+TEXT_FORMATS = ("text", "concise", "full")
+MACHINE_FORMATS = ("github", "sarif", "gitlab")
+FORMATS = (*TEXT_FORMATS, "json", *MACHINE_FORMATS)
+#: the formats of ``rules check``
+RULES_CHECK_FORMATS = ("text", *MACHINE_FORMATS)
+
+
+class UsageError(Exception):
+    """A request the command cannot serve (an unknown agent, a bad combination of options)."""
+
+
+def bun(rules: ProjectRun | str | None) -> str:
+    """Bun's path, for the commands that run tool modules; without Bun, a usage error saying how
+    to install it — the ``BUN_MISSING`` of the project's rules (a run), or of a rules folder."""
+    from ..daemon.bun import BunMissing, find_bun
+    from ..engine.project import ProjectRun, rules_only
+
+    try:
+        return find_bun()
+    except BunMissing:
+        from ..engine.lang.values import text
+
+        run = rules if isinstance(rules, ProjectRun) else rules_only(rules)
+        raise UsageError(text(run.output("BUN_MISSING"))) from None

@@ -1,0 +1,83 @@
+"""The command line's modules import one another without a cycle, lazy imports (inside a
+function) and imports for type checkers included, so each can be read, and changed, on its own;
+what several of them need is in ``cli/shared.py``, which imports nothing else from cli/."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+CLI = PACKAGE_ROOT / "cli"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path, name: str) -> set[str]:
+    """The cli modules that the module ``name`` (in ``path``) imports, anywhere in its text."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            continue
+        base = package.split(".")
+        base = base[: len(base) - node.level + 1]
+        target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+        # `from . import commands` names a module; `from .shared import bun` names a member
+        candidates = [f"{target}.{alias.name}" for alias in node.names] + [target]
+        found.update(c for c in candidates if c.startswith("cli") and c != name)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(path): path for path in CLI.rglob("*.py")}
+    return {name: _imported(path, name) & modules.keys() for name, path in modules.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, as the modules along it, or None."""
+    state: dict[str, str] = {}
+    trail: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        trail.append(node)
+        for child in sorted(graph[node]):
+            if state.get(child) == "open":
+                return [*trail[trail.index(child) :], child]
+            if child not in state and (found := visit(child)) is not None:
+                return found
+        state[node] = "done"
+        trail.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def test_the_cli_modules_import_one_another_without_a_cycle() -> None:
+    graph = _graph()
+    assert {"cli.commands", "cli.main", "cli.app", "cli.shared"} <= graph.keys()
+    assert _cycle(graph) is None, " → ".join(_cycle(graph) or [])
+
+
+def test_the_shared_module_imports_nothing_else_from_cli() -> None:
+    assert _graph()["cli.shared"] == set()
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_typer_choices_are_the_shared_formats() -> None:
+    from beeuni.cli.app import OutputFormat, RulesCheckFormat
+    from beeuni.cli.shared import FORMATS, RULES_CHECK_FORMATS
+
+    assert tuple(OutputFormat) == FORMATS
+    assert tuple(RulesCheckFormat) == RULES_CHECK_FORMATS
