@@ -232,6 +232,55 @@ def daemon(
     )
 
 
+sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.command("new")
+def sessions_new(
+    prompt: Annotated[str, typer.Option("--prompt", metavar="TEXT", help="What to ask the agent.")],
+    path: PathArgument = ".",
+    agent: Annotated[
+        str | None, typer.Option("--agent", metavar="NAME", help="The agent (default: the session agent).")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", metavar="PROVIDER/MODEL", help="The model (default: opencode's configured one)."),
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the end and print the final answer.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """Start a session: the daemon and opencode, with the project's tools; print its id."""
+    from .sessions import sessions_new as new
+
+    _exit(commands.guarded(lambda: new(path, rules, prompt, agent, model, wait)))
+
+
+@sessions_app.command("log")
+def sessions_log(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id.")],
+    path: PathArgument = ".",
+    as_json: Annotated[bool, typer.Option("--json", help="Print {session, messages} as JSON.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """Print a session's messages in order, with every tool call and its status."""
+    from .sessions import sessions_log as log
+
+    _exit(commands.guarded(lambda: log(session_id, path, rules, as_json)))
+
+
+@sessions_app.command("ls")
+def sessions_ls(
+    path: PathArgument = ".",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the sessions as JSON.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """List the project's sessions, newest first."""
+    from .sessions import sessions_ls as ls
+
+    _exit(commands.guarded(lambda: ls(path, rules, as_json)))
+
+
 secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)
 app.add_typer(secrets_app, name="secrets")
 

@@ -484,6 +484,29 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
 }
 
 
+class Count(Shape):
+    """A whole number, zero or more (a limit)."""
+
+    what = "a whole number, zero or more"
+
+    def plain(self, value: Any) -> int:
+        number = value.value if isinstance(value, LocatedConst) else value
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+            return number
+        raise self.wrong(value)
+
+
+#: the blanks `beeuni sessions` fills in its texts
+SESSION_MESSAGE_FIELDS = ("id", "status", "agent", "model", "created", "tool", "detail", "path")
+#: what `beeuni sessions` reads (rules/sessions.rules), when the rules define it
+SESSION_VALUES: dict[str, Shape] = {
+    "SESSION_AGENT": Str("an agent name"),
+    "PROVIDERS_WITHOUT_CONFIGURATION": ListOf(Record({"id": Str("a provider"), "source": Str("opencode's source")})),
+    "SESSION_LOG_LIMITS": Record({"characters": Count(), "lines": Count(), "prompt_characters": Count()}),
+    "SESSION_MESSAGES": Record({}, rest=Template(SESSION_MESSAGE_FIELDS)),
+}
+
+
 #: the values read when the rules define them (``contract.OPTIONAL_READ_BACK_VALUES``)
 OPTIONAL_VALUES: dict[str, Shape] = {
     "HELP_PATTERN": Regex("a regular expression with a group, a message's help part", 1),
@@ -495,10 +518,12 @@ OPTIONAL_VALUES: dict[str, Shape] = {
         )
     ),
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
+    **SESSION_VALUES,
 }
 #: the functions called when the rules define them, their parameters and the shape of what they give
 OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "hover_tool": (("name",), Nullable(ListOf(Nullable(Str()), "Markdown lines, null for none"))),
+    "session_model_ok": (("model",), Bool()),
 }
 
 

@@ -1,0 +1,267 @@
+"""One local session on the standard harness, from start to end: the daemon (``beeuni daemon``,
+a subprocess, as a session starts it), opencode's server with the plugin the daemon wrote, the
+prompt, and afterwards opencode's own records of the session, kept in the state folder.
+
+Both the daemon and opencode run in process groups of their own, and whatever ends the session
+— its end, an error, SIGINT or SIGTERM — stops both groups (their module host and every other
+child with them) before the command ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import IO, Any
+
+from ..daemon.secrets import project_dir
+from .opencode_server import OpencodeError, OpencodeServer
+from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
+from .session_store import LOG_NAMES, SessionStore
+from .session_texts import SessionTexts
+
+#: seconds the daemon may take to write its connection file (a failure, not a wait)
+DAEMON_START_LIMIT = 120.0
+#: how much of a log a start failure quotes
+LOG_TAIL = 4000
+#: how the daemon is started: the beeuni of this interpreter
+BEEUNI = "from beeuni.cli.main import main; main(exit_at_once=True)"
+
+
+class SessionRefused(Exception):
+    """The session cannot start as asked (exit 2): no model, an unknown agent or model, a
+    daemon that refuses the project."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What `sessions new` was asked: passed whole to a runner that outlives the command."""
+
+    repo_root: str
+    rules: str | None
+    prompt: str
+    agent: str
+    model: str | None
+    opencode: str
+    bun: str
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @staticmethod
+    def from_json(text: str) -> SessionRequest:
+        return SessionRequest(**json.loads(text))
+
+
+@dataclass
+class Outcome:
+    """How a session ended: ``completed``, ``error`` or ``interrupted``, with the final answer
+    or the error's message."""
+
+    status: str
+    answer: str = ""
+    error: str = ""
+
+
+def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable[[str], None]) -> Outcome:
+    """Start the session, ``announce`` its id, wait for its end and keep its records. Raises
+    ``SessionRefused`` (nothing kept) when it cannot start."""
+    store = SessionStore(request.repo_root)
+    started: list[subprocess.Popen[bytes]] = []
+    logs: dict[str, IO[bytes]] = {}
+    record: dict[str, Any] | None = None
+    server: OpencodeServer | None = None
+    outcome = Outcome("interrupted")
+    with interruptible():
+        try:
+            pending = f".starting-{os.getpid()}"
+            logs = {name: store.open_log(name, pending) for name in LOG_NAMES}
+            with store.starting():
+                server = _start(request, texts, store, started, logs)
+                model = _check_model(request, texts, server)
+                _check_agent(request, texts, server)
+                session = server.create_session(request.agent)
+            record = _record(request, session, model, server)
+            for name in LOG_NAMES:
+                os.replace(store.log_path(name, pending), store.log_path(name, record["id"]))
+            store.write(record)
+            announce(record["id"])
+            outcome = _prompt(request, server, record["id"], model)
+        except Interrupted:
+            outcome = Outcome("interrupted")
+        except OpencodeError as err:
+            if record is None:
+                raise SessionRefused(texts.message("opencode_failed", detail=str(err)), 1) from None
+            outcome = Outcome("error", error=str(err))
+        finally:
+            with uninterrupted():
+                if record is not None and server is not None:
+                    _keep_records(store, server, record, outcome)
+                for process in reversed(started):
+                    stop_group(process)
+                for handle in logs.values():
+                    handle.close()
+                if record is None:  # nothing started: no session to keep the logs of
+                    for name in LOG_NAMES:
+                        _remove(store.log_path(name, pending))
+    return outcome
+
+
+def _start(
+    request: SessionRequest,
+    texts: SessionTexts,
+    store: SessionStore,
+    started: list[subprocess.Popen[bytes]],
+    logs: dict[str, IO[bytes]],
+) -> OpencodeServer:
+    """The daemon, then opencode's server (which reads the daemon's connection file through the
+    plugin when it first loads the project's configuration)."""
+    env = {**os.environ, "BEEUNI_BUN": request.bun}
+    command = [sys.executable, "-c", BEEUNI, "daemon", request.repo_root]  # its default harness: the standard one
+    command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
+    if request.rules is not None:
+        command += ["--rules", request.rules]
+    daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"])
+    started.append(daemon)
+    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", f".starting-{os.getpid()}"))
+    server = OpencodeServer.new()
+    opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
+    if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
+        # the session agent, with opencode's defaults, where opencode's configuration has none
+        opencode_env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {request.agent: {}}})
+    opencode = start_group(
+        server.command(request.opencode), cwd=request.repo_root, env=opencode_env, log=logs["opencode"]
+    )
+    started.append(opencode)
+    server.wait_ready(lambda: opencode.poll() is None)
+    return server
+
+
+def _wait_for_daemon(repo_root: str, daemon: subprocess.Popen[bytes], texts: SessionTexts, log: str) -> None:
+    """Until the daemon has written its connection file (the one with its own pid)."""
+    connection_file = os.path.join(project_dir(repo_root), "daemon.json")
+    deadline = time.monotonic() + DAEMON_START_LIMIT
+    while time.monotonic() < deadline:
+        try:
+            with open(connection_file, encoding="utf-8") as handle:
+                if json.load(handle).get("pid") == daemon.pid:
+                    return
+        except (OSError, ValueError, AttributeError):
+            pass
+        if daemon.poll() is not None:
+            status = 2 if daemon.returncode == 2 else 1
+            raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), status)
+        time.sleep(0.05)
+    raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), 1)
+
+
+def _check_model(request: SessionRequest, texts: SessionTexts, server: OpencodeServer) -> str | None:
+    """The model to ask for (None: opencode's configured default); a usage problem when there
+    is none, or ``--model`` names one no configured provider has."""
+    providers = server.providers()
+    if request.model is not None:
+        provider, model_id = request.model.split("/", 1)
+        if not any(p.get("id") == provider and model_id in (p.get("models") or {}) for p in providers):
+            raise SessionRefused(texts.message("unknown_model", detail=request.model))
+        return request.model
+    if server.configured_model() is not None:
+        return None
+    if any(not texts.needs_no_configuration(provider) for provider in providers):
+        return None  # a provider the user configured: opencode picks its default model
+    raise SessionRefused(texts.message("no_model"))
+
+
+def _check_agent(request: SessionRequest, texts: SessionTexts, server: OpencodeServer) -> None:
+    primary = sorted(
+        str(agent.get("name"))
+        for agent in server.agents()
+        if agent.get("mode") in ("primary", "all") and not agent.get("hidden")
+    )
+    if request.agent not in primary:
+        raise SessionRefused(texts.message("unknown_agent", agent=request.agent, detail=", ".join(primary)))
+
+
+def _record(
+    request: SessionRequest, session: dict[str, Any], model: str | None, server: OpencodeServer
+) -> dict[str, Any]:
+    created = session.get("time", {}).get("created")
+    return {
+        "id": str(session["id"]),
+        "agent": request.agent,
+        "model": model,
+        "prompt": request.prompt,
+        "created": created if isinstance(created, int) else int(time.time() * 1000),
+        "status": "running",
+        "runner": os.getpid(),
+        "opencode": {"url": server.url, "password": server.password},  # while it runs: `sessions log`
+        "answer": "",
+        "error": "",
+    }
+
+
+def _prompt(request: SessionRequest, server: OpencodeServer, session_id: str, model: str | None) -> Outcome:
+    answer = server.prompt(session_id, request.agent, model, request.prompt)
+    info = answer.get("info") or {}
+    text = "\n".join(str(p.get("text", "")) for p in answer.get("parts") or [] if p.get("type") == "text")
+    error = info.get("error")
+    if error:
+        return Outcome("error", answer=text, error=error_message(error))
+    return Outcome("completed", answer=text)
+
+
+def error_message(error: Any) -> str:
+    """An opencode message's error (``{name, data: {message}}``) in words."""
+    if isinstance(error, dict):
+        data = error.get("data")
+        if isinstance(data, dict) and data.get("message"):
+            return str(data["message"])
+        return str(error.get("name") or json.dumps(error))
+    return str(error)
+
+
+def _keep_records(store: SessionStore, server: OpencodeServer, record: dict[str, Any], outcome: Outcome) -> None:
+    """opencode's records of the session (aborted first when it was interrupted), and beeuni's
+    record with how it ended."""
+    try:
+        if outcome.status == "interrupted":
+            server.abort(record["id"])
+        store.write_export(record["id"], server.export(record["id"]))
+    except OpencodeError as err:
+        if not outcome.error:
+            outcome.error = str(err)
+    record.update(status=outcome.status, answer=outcome.answer, error=outcome.error, runner=None, opencode=None)
+    record["model"] = record["model"] or _model_used(store.read_export(record["id"]))
+    store.write(record)
+
+
+def _model_used(export: dict[str, Any] | None) -> str | None:
+    """The model opencode chose (``PROVIDER/MODEL`` of its last answer), when none was asked for."""
+    for message in reversed((export or {}).get("messages") or []):
+        info = message.get("info") or {}
+        if info.get("role") == "assistant" and info.get("providerID") and info.get("modelID"):
+            return f"{info['providerID']}/{info['modelID']}"
+    return None
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - LOG_TAIL))
+            return handle.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

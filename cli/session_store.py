@@ -1,0 +1,100 @@
+"""Where a project's sessions are kept: in its private state folder (``daemon/secrets.py``),
+never in the repository.
+
+    <state>/projects/<project id>/
+        opencode/                  opencode's configuration folder for sessions: the plugin the
+                                   daemon writes, and the package opencode installs for it
+        sessions/<id>.json         beeuni's record: agent, model, prompt, start, status, answer
+        sessions/<id>.export.json  opencode's own records of the session ({info, messages}, as
+                                   `opencode export` prints them), taken when it ended
+        sessions/<id>.daemon.log   what the daemon and opencode logged
+        sessions/<id>.opencode.log
+
+Every file is written whole or not at all, readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+from ..daemon.secrets import project_dir, write_private
+
+RECORD_SUFFIX = ".json"
+EXPORT_SUFFIX = ".export.json"
+LOG_NAMES = ("daemon", "opencode")
+
+
+class SessionStore:
+    def __init__(self, repo_root: str) -> None:
+        self.folder = os.path.join(project_dir(repo_root), "sessions")
+        self.opencode_dir = os.path.join(project_dir(repo_root), "opencode")
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+
+    @contextmanager
+    def starting(self) -> Iterator[None]:
+        """Held while a session starts: from the daemon's start until opencode has read the
+        daemon's connection file (one per project), so that two sessions starting at once do
+        not swap daemons."""
+        descriptor = os.open(os.path.join(self.folder, ".start.lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(descriptor, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def open_log(self, name: str, session_id: str) -> IO[bytes]:
+        """A new log file, readable by its owner only."""
+        return os.fdopen(os.open(self.log_path(name, session_id), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+    def log_path(self, name: str, session_id: str) -> str:
+        return os.path.join(self.folder, f"{session_id}.{name}.log")
+
+    def ids(self) -> list[str]:
+        """The ids of the sessions kept (in no particular order)."""
+        return [
+            entry[: -len(RECORD_SUFFIX)]
+            for entry in os.listdir(self.folder)
+            if entry.endswith(RECORD_SUFFIX) and not entry.endswith(EXPORT_SUFFIX) and not entry.startswith(".")
+        ]
+
+    def has(self, session_id: str) -> bool:
+        return session_id in self.ids()
+
+    def write(self, record: dict[str, Any]) -> None:
+        path = os.path.join(self.folder, str(record["id"]) + RECORD_SUFFIX)
+        write_private(path, json.dumps(record, indent=2, sort_keys=True).encode())
+
+    def read(self, session_id: str) -> dict[str, Any] | None:
+        """beeuni's record of a session (None for an id it does not keep, or a broken file)."""
+        if not self.has(session_id):
+            return None
+        document = _read_json(os.path.join(self.folder, session_id + RECORD_SUFFIX))
+        return document if isinstance(document, dict) else None
+
+    def records(self) -> list[dict[str, Any]]:
+        found = (self.read(session_id) for session_id in self.ids())
+        return [record for record in found if record is not None]
+
+    def write_export(self, session_id: str, export: dict[str, Any]) -> None:
+        path = os.path.join(self.folder, session_id + EXPORT_SUFFIX)
+        write_private(path, json.dumps(export, indent=1, sort_keys=True).encode())
+
+    def read_export(self, session_id: str) -> dict[str, Any] | None:
+        if not self.has(session_id):
+            return None
+        document = _read_json(os.path.join(self.folder, session_id + EXPORT_SUFFIX))
+        return document if isinstance(document, dict) else None
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,47 @@
+"""What the rules say about sessions (rules/sessions.rules): the session agent, which providers
+count as no configuration, how much of an output the log shows, and every text printed."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ..engine.lang.values import text
+from .commands import UsageError
+
+if TYPE_CHECKING:
+    from ..engine.project import ProjectRun
+
+
+#: what the commands read of the rules (each an optional read-back value or function)
+READ = ("SESSION_AGENT", "SESSION_MESSAGES", "PROVIDERS_WITHOUT_CONFIGURATION", "SESSION_LOG_LIMITS")
+
+
+class SessionTexts:
+    def __init__(self, run: ProjectRun) -> None:
+        missing = [name for name in READ if name not in run.program["lets"]]
+        if "session_model_ok" not in run.program["fns"]:
+            missing.append("session_model_ok")
+        if missing:
+            raise UsageError(f"the rules define no {', '.join(missing)}, which `beeuni sessions` reads")
+        self._run = run
+        self.session_agent = text(run.output("SESSION_AGENT"))
+        self._messages = {str(key): text(value) for key, value in run.output("SESSION_MESSAGES").items()}
+        self._exempt = [
+            (text(entry["id"]), text(entry["source"])) for entry in run.output("PROVIDERS_WITHOUT_CONFIGURATION")
+        ]
+        limits = run.output("SESSION_LOG_LIMITS")
+        self.output_characters = int(limits["characters"])
+        self.output_lines = int(limits["lines"])
+        self.prompt_characters = int(limits["prompt_characters"])
+
+    def message(self, key: str, **blanks: Any) -> str:
+        """The template ``key`` with its blanks filled in (a blank not given stays empty)."""
+        return self._messages[key].format_map(defaultdict(str, blanks))
+
+    def model_ok(self, model: str) -> bool:
+        return bool(self._run.call("session_model_ok", model))
+
+    def needs_no_configuration(self, provider: dict[str, Any]) -> bool:
+        """Whether opencode offers this provider without the user configuring anything."""
+        return (provider.get("id"), provider.get("source")) in self._exempt
