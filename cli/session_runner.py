@@ -86,7 +86,7 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
             pending = f".starting-{os.getpid()}"
             logs = {name: store.open_log(name, pending) for name in LOG_NAMES}
             with store.starting():
-                server = _start(request, texts, store, started, logs)
+                server = _start(request, texts, store, started, logs, pending)
                 model = _check_model(request, texts, server)
                 _check_agent(request, texts, server)
                 session = server.create_session(request.agent)
@@ -122,6 +122,7 @@ def _start(
     store: SessionStore,
     started: list[subprocess.Popen[bytes]],
     logs: dict[str, IO[bytes]],
+    pending: str,
 ) -> OpencodeServer:
     """The daemon, then opencode's server (which reads the daemon's connection file through the
     plugin when it first loads the project's configuration)."""
@@ -132,7 +133,7 @@ def _start(
         command += ["--rules", request.rules]
     daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"])
     started.append(daemon)
-    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", f".starting-{os.getpid()}"))
+    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", pending))
     server = OpencodeServer.new()
     opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
     if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:

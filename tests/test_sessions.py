@@ -174,21 +174,19 @@ class Sessions:
 
 
 def processes_mentioning(*marks: str) -> list[str]:
+    """The other processes whose environment or command line holds one of ``marks``."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            seen = (entry / "environ").read_bytes() + b"\0" + (entry / "cmdline").read_bytes()
+            environment, command = (entry / "environ").read_bytes(), (entry / "cmdline").read_bytes()
         except OSError:
-            continue
-        if any(mark.encode() in seen for mark in marks):
-            command = seen.rsplit(b"\0\0", 1)[-1].replace(b"\0", b" ").decode("utf-8", "replace")
-            found.append(f"{entry.name}: {command}")
+            continue  # ended meanwhile
+        if any(mark.encode() in environment or mark.encode() in command for mark in marks):
+            shown = command.replace(b"\0", b" ").decode("utf-8", "replace")
+            found.append(f"{entry.name}: {shown}")
     return found
-
-
-pytestmark = pytest.mark.skipif(not OPENCODE.exists(), reason="opencode is not installed (make setup)")
 
 
 @pytest.fixture(scope="module")
@@ -326,6 +324,10 @@ def test_a_session_that_ends_in_an_error_exits_1(sessions: Sessions, standin: Pl
 
 def test_usage_problems_exit_2(sessions: Sessions) -> None:
     assert sessions.new(None, "--wait", "--prompt", "hi", "--model", "no-slash").returncode == 2
+    env = {**sessions.env(None), "BEEUNI_OPENCODE": str(sessions.root / "no-opencode")}
+    missing_opencode = run_beeuni(["sessions", "new", "--prompt", "hi"], cwd=sessions.project, env=env)
+    assert missing_opencode.code == 2
+    assert missing_opencode.stderr.startswith("beeuni: opencode is not installed")
     missing = sessions.beeuni("sessions", "log", "ses_missing")
     assert (missing.code, missing.stderr) == (
         2,
