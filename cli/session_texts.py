@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from ..engine.lang.values import text
-from .commands import UsageError
+from .shared import UsageError
 
 if TYPE_CHECKING:
     from ..engine.project import ProjectRun
