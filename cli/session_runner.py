@@ -124,8 +124,9 @@ def _start(
     logs: dict[str, IO[bytes]],
     pending: str,
 ) -> OpencodeServer:
-    """The daemon, then opencode's server (which reads the daemon's connection file through the
-    plugin when it first loads the project's configuration)."""
+    """The daemon and opencode's server, started side by side: opencode reads the daemon's
+    connection file (through the plugin) only when it first loads the project's configuration,
+    at the first request that names the project — after both are ready."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     command = [sys.executable, "-c", BEEUNI, "daemon", request.repo_root]  # its default harness: the standard one
     command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
@@ -133,7 +134,6 @@ def _start(
         command += ["--rules", request.rules]
     daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"])
     started.append(daemon)
-    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", pending))
     server = OpencodeServer.new()
     opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
     if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
@@ -143,6 +143,7 @@ def _start(
         server.command(request.opencode), cwd=request.repo_root, env=opencode_env, log=logs["opencode"]
     )
     started.append(opencode)
+    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", pending))
     server.wait_ready(lambda: opencode.poll() is None)
     return server
 

@@ -1,0 +1,135 @@
+"""`beeuni sessions`: how long a local session takes, against the scripted model server.
+
+    .venv/bin/python benchmarks/bench_sessions.py [--runs 3]
+
+For each run, one `beeuni sessions new --wait` of a project with one project tool, whose scripted
+model calls the tool once and answers: the time from the command's start to the session's id
+(the daemon and opencode's server started, the agent and the model checked, the session made),
+to its end (the prompt, the call through the plugin and the daemon, the records kept, both
+process groups stopped), and the time of `beeuni sessions log` and `sessions ls` afterwards.
+The first run also installs nothing: opencode's plugin package is linked beforehand, as the
+tests do. Median and worst of the runs are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from model_server import MODEL_ID, call, say, scripted_model  # noqa: E402
+
+BEEUNI = str(Path(sys.executable).parent / "beeuni")
+ECHO = """export default {
+  description: 'Echo the text.',
+  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  async execute(args) { return `echo: ${args.text}` },
+}
+"""
+PROMPT = "bench: call echo once"
+OFFLINE = {
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
+}
+
+
+def project(root: Path) -> Path:
+    folder = root / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "echo.ts").write_text(ECHO)
+    (folder / "beeuni.yaml").write_text("tools:\n  echo: tools/echo.ts\nagents:\n  beeuni:\n    tools: all\n")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    return folder
+
+
+def link_plugin_package(opencode_dir: Path) -> None:
+    scope = opencode_dir / "node_modules" / "@opencode-ai"
+    scope.mkdir(parents=True)
+    package = ROOT / "node_modules" / "@opencode-ai" / "plugin"
+    (scope / "plugin").symlink_to(package, target_is_directory=True)
+    dependencies = {"@opencode-ai/plugin": json.loads((package / "package.json").read_text())["version"]}
+    (opencode_dir / "package.json").write_text(json.dumps({"dependencies": dependencies}))
+    lock = {
+        "name": "opencode",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": {"dependencies": dependencies}},
+    }
+    (opencode_dir / "package-lock.json").write_text(json.dumps(lock))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    runs = parser.parse_args().runs
+    with (
+        tempfile.TemporaryDirectory() as temporary,
+        scripted_model({PROMPT: [call("echo", {"text": "hi"}), say("done")]}) as model,
+    ):
+        root = Path(temporary)
+        folder = project(root)
+        home = root / "home"
+        home.mkdir()
+        config = home / "opencode.json"
+        config.write_text(json.dumps({"provider": {"scripted": model.config()}, "model": f"scripted/{MODEL_ID}"}))
+        env = {
+            **os.environ,
+            **OFFLINE,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".data"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_STATE_HOME": str(home / ".state"),
+            "OPENCODE_CONFIG": str(config),
+            "BEEUNI_STATE_DIR": str(root / "state"),
+            "BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun"),
+            "BEEUNI_OPENCODE": str(ROOT / "node_modules" / ".bin" / "opencode"),
+        }
+        os.environ["BEEUNI_STATE_DIR"] = env["BEEUNI_STATE_DIR"]
+        from beeuni.daemon.secrets import project_dir
+
+        link_plugin_package(Path(project_dir(str(folder))) / "opencode")
+        to_id, to_end, log, listing = [], [], [], []
+        for _ in range(runs):
+            started = time.perf_counter()
+            process = subprocess.Popen(
+                [BEEUNI, "sessions", "new", "--wait", "--prompt", PROMPT],
+                cwd=folder,
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert process.stdout is not None
+            session_id = process.stdout.readline().strip()
+            to_id.append(time.perf_counter() - started)
+            process.communicate()
+            to_end.append(time.perf_counter() - started)
+            assert process.returncode == 0, process.returncode
+            for command, times in ((["sessions", "log", session_id], log), (["sessions", "ls"], listing)):
+                started = time.perf_counter()
+                subprocess.run([BEEUNI, *command], cwd=folder, env=env, check=True, capture_output=True)
+                times.append(time.perf_counter() - started)
+    for name, times in (
+        ("start to id", to_id),
+        ("start to end", to_end),
+        ("sessions log", log),
+        ("sessions ls", listing),
+    ):
+        print(f"{name:14} median {statistics.median(times):7.2f} s   worst {max(times):7.2f} s   ({runs} runs)")
+
+
+if __name__ == "__main__":
+    main()
