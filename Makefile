@@ -60,3 +60,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_lsp.py
 	$(BIN)/python benchmarks/bench_hostile.py
 	$(BIN)/python benchmarks/bench_rules.py
+	$(BIN)/python benchmarks/bench_sessions.py
