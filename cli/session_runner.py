@@ -34,8 +34,9 @@ BEEUNI = "from beeuni.cli.main import main; main(exit_at_once=True)"
 
 
 class SessionRefused(Exception):
-    """The session cannot start as asked (exit 2): no model, an unknown agent or model, a
-    daemon that refuses the project."""
+    """The session did not start, and nothing of it is kept: ``status`` 2 for a usage problem
+    (no model, an unknown agent or model), 1 for a failure (the daemon or opencode did not
+    start, an interrupt while starting)."""
 
     def __init__(self, message: str, status: int = 2) -> None:
         super().__init__(message)
@@ -47,6 +48,7 @@ class SessionRequest:
     """What `sessions new` was asked: passed whole to a runner that outlives the command."""
 
     repo_root: str
+    manifest: str  # its path, as the daemon takes it
     rules: str | None
     prompt: str
     agent: str
@@ -97,6 +99,8 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
             announce(record["id"])
             outcome = _prompt(request, server, record["id"], model)
         except Interrupted:
+            if record is None:
+                raise SessionRefused(texts.message("interrupted_starting"), 1) from None
             outcome = Outcome("interrupted")
         except OpencodeError as err:
             if record is None:
@@ -128,7 +132,7 @@ def _start(
     connection file (through the plugin) only when it first loads the project's configuration,
     at the first request that names the project — after both are ready."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
-    command = [sys.executable, "-c", BEEUNI, "daemon", request.repo_root]  # its default harness: the standard one
+    command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
     command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
     if request.rules is not None:
         command += ["--rules", request.rules]

@@ -44,6 +44,7 @@ def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, m
         raise UsageError(texts.message("opencode_missing")) from None
     request = SessionRequest(
         repo_root=run.repo.root,
+        manifest=os.path.join(run.repo.root, run.manifest),
         rules=None if rules is None else os.path.abspath(rules),
         prompt=prompt,
         agent=agent or texts.session_agent,
