@@ -63,6 +63,7 @@ MANIFEST = """tools:
   internal: tools/internal.ts
   wait_forever: tools/wait_forever.ts
   big_report: tools/big_report.ts
+  broken: tools/broken.ts
 agents:
   beeuni:
     tools: {exclude: [internal]}
@@ -92,6 +93,7 @@ class Sessions:
         (tools / "lookup_order.ts").write_text(THROWS)
         (tools / "internal.ts").write_text(HIDDEN)
         (tools / "big_report.ts").write_text(BIG)
+        (tools / "broken.ts").write_text("throw new Error('this module does not load')\n")
         (tools / "wait_forever.ts").write_text(BLOCKS.replace("STANDIN", standin.url))
         (self.project / "beeuni.yaml").write_text(MANIFEST)
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
@@ -257,6 +259,7 @@ def test_a_tool_the_agent_does_not_see_is_not_offered(weather: Any) -> None:
     offered = model.conversation(PROMPT)[0].tools
     assert "weather_now" in offered and "lookup_order" in offered
     assert "internal" not in offered
+    assert "broken" not in offered  # nor one that does not load
 
 
 def test_a_spilled_output_is_logged_with_its_file(sessions: Sessions, weather: Any) -> None:
