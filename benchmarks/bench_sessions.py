@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from model_server import MODEL_ID, call, say, scripted_model  # noqa: E402
+from opencode_session import OFFLINE  # noqa: E402
 
 BEEUNI = str(Path(sys.executable).parent / "beeuni")
 ECHO = """export default {
@@ -36,14 +37,6 @@ ECHO = """export default {
 }
 """
 PROMPT = "bench: call echo once"
-OFFLINE = {
-    "OPENCODE_DISABLE_MODELS_FETCH": "1",
-    "OPENCODE_DISABLE_AUTOUPDATE": "1",
-    "OPENCODE_DISABLE_SHARE": "1",
-    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
-    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
-}
 
 
 def project(root: Path) -> Path:

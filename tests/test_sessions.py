@@ -22,6 +22,7 @@ import pytest
 from conftest import BEEUNI, ROOT, Result, run_beeuni
 from daemon_helpers import BUN, wait_until
 from model_server import MODEL_ID, ScriptedModel, call, say, scripted_model
+from opencode_session import OFFLINE
 from platform_standin import WEATHER_KEY, PlatformStandIn
 
 OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
@@ -69,15 +70,6 @@ agents:
     tools: {exclude: [internal]}
     secrets: [WEATHER_API_KEY]
 """
-# opencode's own switches for a session that reaches nothing but 127.0.0.1
-OFFLINE = {
-    "OPENCODE_DISABLE_MODELS_FETCH": "1",
-    "OPENCODE_DISABLE_AUTOUPDATE": "1",
-    "OPENCODE_DISABLE_SHARE": "1",
-    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-    "OPENCODE_DISABLE_CLAUDE_CODE": "1",
-    "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
-}
 
 
 class Sessions:
