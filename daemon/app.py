@@ -8,9 +8,10 @@ Every request to a tool carries ``Authorization: Bearer <token>``; the calling a
 ``X-Beeuni-Agent`` (default: the session's agent) and, for a subagent, the agent that started it
 in ``X-Beeuni-Parent``. Answers are JSON: ``{"output": ...}`` (with ``truncated``, ``size``,
 ``lines`` and ``path`` when the output was stored in a file), or ``{"error": "..."}`` with 400
-(the body is not JSON), 401, 403, 404, 413 (the body is over the limit), 422 (the body is no JSON
-object, or the tool threw: its message), 499 (cancelled), 502 (the module host died) or 504 (the
-tool ran out of time). FastAPI's own answers — an unknown path, a method not allowed, a query
+(the body is not strict JSON or nests too deep, or the ``Host`` is not the daemon's), 401, 403,
+404, 413 (the body is over the limit), 422 (the body is no JSON object, or the tool threw: its
+message), 431 (an agent header is over its limit), 499 (cancelled), 502 (the module host died)
+or 504 (the tool ran out of time). FastAPI's own answers — an unknown path, a method not allowed, a query
 that does not validate — have the same ``{"error": ...}`` shape. Every text comes from the rules
 (``DAEMON_MESSAGES``).
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -29,6 +29,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from . import strict_json
+from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
+from .hosts import HostAllowList
 from .openapi import openapi_document
 from .output import limit_output
 from .session import CallRefused, Session, say
@@ -42,7 +45,7 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(session: Session, token: str, connection_file: str, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
@@ -77,6 +80,7 @@ def create_app(session: Session, token: str, connection_file: str, max_body: int
     async def internal_error(request: Request, error: Exception) -> JSONResponse:
         return refuse(500, message("internal_error", detail=f"{type(error).__name__}: {error}"))
 
+    app.add_middleware(HostAllowList, refusal=lambda host: message("foreign_host", detail=host))
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(Exception, internal_error)
@@ -92,15 +96,22 @@ def create_app(session: Session, token: str, connection_file: str, max_body: int
         return secrets.compare_digest(given.encode(), f"Bearer {token}".encode())
 
     def unauthorized() -> JSONResponse:
-        return refuse(401, message("unauthorized", detail=connection_file))
+        return refuse(401, message("unauthorized"))
+
+    def header_too_large(error: HeaderTooLarge) -> JSONResponse:
+        return refuse(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER)))
 
     @app.get("/beeuni/tools")
     async def list_tools(request: Request, all: bool = False) -> Any:
         if not authorized(request):
             return unauthorized()
+        try:
+            agent, parent = agent_headers(request.headers)
+        except HeaderTooLarge as error:
+            return header_too_large(error)
         await session.refresh()  # a changed manifest is read before it is listed (the plugin lists at opencode's start)
         try:
-            tools = session.offered(request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent"), all)
+            tools = session.offered(agent, parent, all)
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
         listing: dict[str, Any] = {"harness": session.harness, "tools": tools}
@@ -113,14 +124,21 @@ def create_app(session: Session, token: str, connection_file: str, max_body: int
         if not authorized(request):
             return unauthorized()
         try:
+            agent, parent = agent_headers(request.headers)
+        except HeaderTooLarge as error:
+            return header_too_large(error)
+        try:
             body = await _read_body(request, max_body)
         except TooLarge:
             return refuse(413, message("too_large", tool=name, detail=str(max_body)))
         try:
-            args = json.loads(body) if body else {}
+            args = strict_json.parse(body) if body else {}
+        except strict_json.TooDeep:
+            return refuse(400, message("too_deep", tool=name, detail=str(strict_json.MAX_DEPTH)))
+        except strict_json.NotStrict as err:
+            return refuse(400, message("not_strict_json", tool=name, detail=err.literal))
         except ValueError as err:  # not JSON, or not UTF-8
             return refuse(400, message("bad_arguments", tool=name, detail=str(err)))
-        agent, parent = request.headers.get("x-beeuni-agent"), request.headers.get("x-beeuni-parent")
         call: asyncio.Task[Any] = asyncio.create_task(session.call(name, args, agent, parent))
         done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
         if not done:  # a longer call: also watch for the client going away

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .session import Loaded
 
+from .headers import MAX_HEADER
+from .strict_json import MAX_DEPTH
+
 ERROR = {"$ref": "#/components/schemas/Error"}
 
 
@@ -24,6 +27,7 @@ def _header(name: str, description: str) -> dict[str, Any]:
     return {"name": name, "in": "header", "required": False, "description": description, "schema": {"type": "string"}}
 
 
+HEADER_TOO_LARGE = _answer(f"`X-Beeuni-Agent` or `X-Beeuni-Parent` is longer than {MAX_HEADER} bytes.")
 AGENT_HEADERS = [
     _header("X-Beeuni-Agent", "The calling agent (default: the session's agent)."),
     _header("X-Beeuni-Parent", "The agent that started the caller as a subagent."),
@@ -97,12 +101,16 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
         },
         "responses": {
             "200": _answer("The tool's output.", {"$ref": "#/components/schemas/Output"}),
-            "400": _answer("The body is not JSON."),
+            "400": _answer(
+                f"The body is not strict JSON (no NaN or Infinity) or nests deeper than {MAX_DEPTH} levels;"
+                " or the Host is not the daemon's."
+            ),
             "401": _answer("No bearer token, or the wrong one."),
             "403": _answer("The agent does not see the tool, or its parent cannot start subagents."),
             "404": _answer("No tool of that name is loaded."),
             "413": _answer(f"The body is larger than {max_body} bytes; the tool was not run."),
             "422": _answer("The arguments are no JSON object (the tool was not run), or the tool threw."),
+            "431": HEADER_TOO_LARGE,
             "499": _answer("The client went away; the call was aborted."),
             "502": _answer("The module host stopped during the call; it has been restarted."),
             "504": _answer("The tool did not finish in time and was stopped."),
@@ -123,9 +131,11 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
         ],
         "responses": {
             "200": _answer("The tools, with description and parameters.", {"$ref": "#/components/schemas/ToolList"}),
+            "400": _answer("The Host is not the daemon's."),
             "401": _answer("No bearer token, or the wrong one."),
             "403": _answer("The parent is no agent of the project, or cannot start subagents."),
             "422": _answer("The query does not validate."),
+            "431": HEADER_TOO_LARGE,
         },
     }
     return {

@@ -49,7 +49,7 @@ def serve(
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
-        app = create_app(session, token, connection_file, max_body)
+        app = create_app(session, token, max_body)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
 

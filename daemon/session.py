@@ -62,7 +62,7 @@ class Loaded:
     agents: dict[str, AgentView] = field(default_factory=dict)
     views: dict[str, list[str]] = field(default_factory=dict)
     subagent_views: dict[tuple[str, str], str] = field(default_factory=dict)
-    visible: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
+    visible: dict[tuple[str | None, str | None], list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.agents = {agent.name: agent for agent in self.harness.agents}
@@ -207,20 +207,22 @@ class Session:
         """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order;
         an agent the manifest does not declare sees the harness's default view."""
         name = agent or self.agent
-        found = loaded.visible.get((name, parent))
+        agents = loaded.agents
+        if parent is not None and parent not in agents:
+            raise CallRefused(403, say(loaded.resolved.messages, "unknown_agent", agent=parent))
+        # Cached by declared names only (every undeclared one sees the default view), so that
+        # the cache holds at most what the manifest declares, whatever names the requests carry.
+        key = (name if name in agents else None, parent)
+        found = loaded.visible.get(key)
         if found is not None:
             return found
-        messages = loaded.resolved.messages
-        agents = loaded.agents
         view = agents[name].view if name in agents else loaded.harness.default_view
         if parent is not None:
-            if parent not in agents:
-                raise CallRefused(403, say(messages, "unknown_agent", agent=parent))
             if not agents[parent].can_delegate:
-                raise CallRefused(403, say(messages, "not_delegating", agent=parent))
+                raise CallRefused(403, say(loaded.resolved.messages, "not_delegating", agent=parent))
             view = loaded.subagent_views.get((agents[parent].view, view), view)
         served = loaded.host.report.loaded
-        found = loaded.visible[(name, parent)] = [tool for tool in loaded.views[view] if tool in served]
+        found = loaded.visible[key] = [tool for tool in loaded.views[view] if tool in served]
         return found
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
