@@ -297,6 +297,16 @@ def secrets_set(
     _exit(commands.guarded(lambda: commands.secrets_set(assignment, path, rules)))
 
 
+@secrets_app.command("rm")
+def secrets_rm(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The secret to remove.")],
+    path: PathArgument = ".",
+    rules: RulesOption = None,
+) -> None:
+    """Remove a secret of the project."""
+    _exit(commands.guarded(lambda: commands.secrets_rm(name, path, rules)))
+
+
 @secrets_app.command("ls")
 def secrets_ls(path: PathArgument = ".") -> None:
     """List the names of the project's secrets (never their values)."""

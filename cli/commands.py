@@ -429,10 +429,26 @@ def secrets_set(assignment: str, path: str, rules: str | None) -> int:
     problem = run.call("secret_name_problem", name)
     if problem is not None:
         raise UsageError(problem)
-    value = sys.stdin.read()
-    value = value[:-1] if value.endswith("\n") else value
+    data = sys.stdin.buffer.read()  # bytes: a value is stored exactly, or refused, never altered
+    data = data[:-1] if data.endswith(b"\n") else data
+    try:
+        value = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(run.call("secrets_refusal", "not-utf8", name)) from None
+    if not value:
+        raise UsageError(run.call("secrets_refusal", "empty", name))
     SecretStore(run.repo.root).set(name, value)
     sys.stderr.write(f"beeuni: stored secret {name} for {run.repo.root}\n")
+    return EXIT_OK
+
+
+def secrets_rm(name: str, path: str, rules: str | None) -> int:
+    from ..daemon.secrets import SecretStore
+
+    run = open_project(path, rules)
+    if not SecretStore(run.repo.root).remove(name):
+        raise UsageError(run.call("secrets_refusal", "not-set", name))
+    sys.stderr.write(f"beeuni: removed secret {name} for {run.repo.root}\n")
     return EXIT_OK
 
 

@@ -9,9 +9,11 @@ here returns a value to print: values go only into a tool call's ``context.env``
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Callable
 
 from ..engine.paths import write_file_atomically
 
@@ -39,8 +41,13 @@ def write_private(path: str, data: bytes) -> None:
 
 
 class SecretStore:
+    """The project's secrets. Every change is a locked read-modify-write (``update``): writers in
+    parallel (`secrets set` in twenty shells) each see the others' changes, none is lost."""
+
     def __init__(self, repo_root: str) -> None:
-        self.path = os.path.join(project_dir(repo_root), "secrets.json")
+        folder = project_dir(repo_root)
+        self.path = os.path.join(folder, "secrets.json")
+        self._lock_path = os.path.join(folder, "secrets.lock")
         self._cache: tuple[tuple[int, int], dict[str, str]] | None = None
 
     def _read(self) -> dict[str, str]:
@@ -56,10 +63,34 @@ class SecretStore:
                 self._cache = (stamp, json.load(handle))
         return dict(self._cache[1])
 
+    def update(self, change: Callable[[dict[str, str]], dict[str, str]]) -> None:
+        """Replace the secrets by ``change`` of them, holding the store's lock from the read to
+        the (atomic) write: a change made meanwhile by another process is never overwritten."""
+        descriptor = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            self._cache = None  # the file as it is now, under the lock
+            current = self._read()
+            changed = change(dict(current))
+            if changed != current:  # an unchanged store is not written (`secrets rm` of no secret)
+                write_private(self.path, json.dumps(changed, sort_keys=True).encode())
+        finally:
+            os.close(descriptor)  # closing releases the lock
+
     def set(self, name: str, value: str) -> None:
-        secrets = self._read()
-        secrets[name] = value
-        write_private(self.path, json.dumps(secrets, sort_keys=True).encode())
+        self.update(lambda secrets: {**secrets, name: value})
+
+    def remove(self, name: str) -> bool:
+        """Remove a secret; whether it was there."""
+        found = False
+
+        def without(secrets: dict[str, str]) -> dict[str, str]:
+            nonlocal found
+            found = secrets.pop(name, None) is not None
+            return secrets
+
+        self.update(without)
+        return found
 
     def names(self) -> list[str]:
         return sorted(self._read())

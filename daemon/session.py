@@ -247,9 +247,12 @@ class Session:
 
     def env_for(self, resolved: ResolvedToolSet, agent: str) -> dict[str, str]:
         """What a call sees of the environment: the platform's variables and provider keys from the
-        daemon's environment, and the agent's granted secrets — nothing else."""
-        env = {name: os.environ[name] for name in resolved.platform_env if name in os.environ}
-        env.update(self.secrets.granted(resolved.secrets.get(agent, [])))
+        daemon's environment, and the agent's granted secrets — nothing else. A stored secret
+        never stands in for a platform variable (a store written before `secrets set` refused
+        their names may hold one)."""
+        granted = self.secrets.granted(resolved.secrets.get(agent, []))
+        env = {name: value for name, value in granted.items() if name not in resolved.platform_env}
+        env.update((name, os.environ[name]) for name in resolved.platform_env if name in os.environ)
         return env
 
     # calls ---------------------------------------------------------------------------------

@@ -478,6 +478,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "new_tool_refusal": (("reason", "name", "detail"), Str()),
     "new_tool_summary": (("name", "path", "manifest_file"), ListOf(Str(), "lines")),
     "secret_name_problem": (("name",), Nullable(Str())),
+    "secrets_refusal": (("reason", "name"), Str()),
     "shipped_module": (("name",), Str("a path in the rules folder")),
     "fix_summary": (("fixes", "files", "written"), Str()),
     "fix_refusal": (("reason", "file"), Str()),

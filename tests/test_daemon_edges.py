@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
+from conftest import BEEUNI, ROOT
 from daemon_helpers import BUN, Daemon, running_daemon
 
 COUNT = """import { appendFileSync } from 'node:fs'
@@ -160,3 +165,85 @@ def test_the_401_text_shows_no_path(daemon: Daemon) -> None:
     error = answer.json()["error"]
     assert str(daemon.state) not in error and "/" not in error
     assert error.startswith("a bearer token is required")
+
+
+# `secrets set` and `secrets rm` -------------------------------------------------------------
+
+
+def secrets(project: Path, state: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    environment = {**os.environ, "BEEUNI_STATE_DIR": str(state), "NO_COLOR": "1"}
+    return subprocess.run(
+        [BEEUNI, "secrets", *args, str(project)], input=stdin, capture_output=True, env=environment, timeout=120
+    )
+
+
+def stored(state: Path) -> dict[str, str]:
+    found = list(state.glob("projects/*/secrets.json"))
+    return json.loads(found[0].read_bytes()) if found else {}
+
+
+@pytest.mark.parametrize("name", ["BEEUNI_API_URL", "BEEUNI_TOKEN", "BEEUNI_ANYTHING", "OPENAI_API_KEY"])
+def test_a_reserved_name_is_refused(project: Path, tmp_path: Path, name: str) -> None:
+    refused = secrets(project, tmp_path, "set", f"{name}=-", stdin=b"-\n")
+    assert refused.returncode == 2
+    assert f"`{name}` is reserved: the platform sets it in every call's `context.env`" in refused.stderr.decode()
+    assert stored(tmp_path) == {}
+
+
+def test_twenty_parallel_writers_keep_all_twenty(project: Path, tmp_path: Path) -> None:
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        done = list(pool.map(lambda i: secrets(project, tmp_path, "set", f"KEY_{i}=-", stdin=b"v%d" % i), range(20)))
+    assert [run.returncode for run in done] == [0] * 20
+    assert stored(tmp_path) == {f"KEY_{i}": f"v{i}" for i in range(20)}
+
+
+def test_a_value_is_stored_exactly_or_refused(project: Path, tmp_path: Path) -> None:
+    exact = "pässwörd \U0001f41d\r\n\tend"
+    assert secrets(project, tmp_path, "set", "TEXT=-", stdin=exact.encode() + b"\n").returncode == 0
+    assert stored(tmp_path) == {"TEXT": exact}  # one final newline dropped, every other byte kept
+    for value in (b"\xff\xfebinary", b"caf\xe9"):
+        refused = secrets(project, tmp_path, "set", "BINARY=-", stdin=value)
+        assert refused.returncode == 2
+        assert "the value for BINARY is not UTF-8 text; nothing was stored" in refused.stderr.decode()
+    empty = secrets(project, tmp_path, "set", "EMPTY=-", stdin=b"\n")
+    assert (empty.returncode, empty.stderr.decode().count("the value for EMPTY is empty")) == (2, 1)
+    assert stored(tmp_path) == {"TEXT": exact}
+
+
+def test_secrets_rm(project: Path, tmp_path: Path) -> None:
+    for name in ("KEEP", "GONE"):
+        assert secrets(project, tmp_path, "set", f"{name}=-", stdin=b"x").returncode == 0
+    assert secrets(project, tmp_path, "rm", "GONE").returncode == 0
+    assert stored(tmp_path) == {"KEEP": "x"}
+    again = secrets(project, tmp_path, "rm", "GONE")
+    assert again.returncode == 2 and "no secret named GONE is stored for this project" in again.stderr.decode()
+    assert stored(tmp_path) == {"KEEP": "x"}
+
+
+def test_a_stored_secret_never_stands_in_for_a_platform_variable(project: Path, tmp_path: Path) -> None:
+    """A store written before the names were refused may hold one: the call sees the platform's."""
+    folder = tmp_path / "granting"
+    shutil.copytree(project, folder, ignore=shutil.ignore_patterns("calls.log"))
+    (folder / "beeuni.yaml").write_text(MANIFEST + "    secrets: all\n")
+    state = tmp_path / "state"
+    assert secrets(folder, state, "set", "MINE=-", stdin=b"mine").returncode == 0
+    forged = {"MINE": "mine", "BEEUNI_API_URL": "https://evil.example", "BEEUNI_TOKEN": "forged"}
+    next(state.glob("projects/*/secrets.json")).write_text(json.dumps(forged))
+    env = {"BEEUNI_API_URL": "https://platform.example", "BEEUNI_TOKEN": "platform-token"}
+    with running_daemon(folder, tmp_path, "--harness", "experimental", env=env) as daemon:
+        seen = json.loads(daemon.call("echo", agent="alice").json()["output"])["env"]
+    assert seen["MINE"] == "mine" and seen["BEEUNI_API_URL"] == "https://platform.example"
+    assert seen["BEEUNI_TOKEN"] == "platform-token"
+
+
+def test_the_reserved_names_are_the_rules_data(project: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    agents = rules / "agents.rules"
+    agents.write_text(
+        agents.read_text().replace('RESERVED_SECRET_PREFIX = "BEEUNI_"', 'RESERVED_SECRET_PREFIX = "ACME_"')
+    )
+    assert secrets(project, tmp_path, "set", "BEEUNI_MINE=-", "--rules", str(rules), stdin=b"x").returncode == 0
+    refused = secrets(project, tmp_path, "set", "ACME_KEY=-", "--rules", str(rules), stdin=b"x")
+    assert refused.returncode == 2 and "`ACME_KEY` is reserved" in refused.stderr.decode()
+    assert stored(tmp_path) == {"BEEUNI_MINE": "x"}
