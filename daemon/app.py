@@ -33,7 +33,7 @@ from . import strict_json
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
 from .hosts import HostAllowList
 from .openapi import openapi_document
-from .output import limit_output
+from .output import SpillFolder, limit_output
 from .session import CallRefused, Session, say
 
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
@@ -46,10 +46,15 @@ class TooLarge(Exception):
 
 
 def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+    spill = SpillFolder()  # removes the folders of daemons that are gone
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await session.stop()
+        try:
+            yield
+        finally:
+            spill.remove()
+            await session.stop()
 
     app = FastAPI(title="beeuni daemon", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
 
@@ -157,7 +162,7 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY) -
         assert session.current is not None
         messages = session.current.resolved.messages
         if outcome.ok:
-            return JSONResponse(limit_output(outcome.output, name, messages["spilled"]))
+            return JSONResponse(limit_output(outcome.output, name, messages["spilled"], spill))
         if outcome.reason == "timed_out":
             text = say(messages, "timed_out", tool=name, agent=agent or session.agent, detail=f"{session.timeout:g}")
             return refuse(504, text)

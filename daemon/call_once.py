@@ -5,11 +5,11 @@ output spill as a call the daemon serves."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from . import strict_json
 from .output import limit_output
 from .session import CallRefused, Session, say
 
@@ -40,7 +40,12 @@ async def _call(session: Session, tool: str, arguments: str) -> CallReport:
         assert session.current is not None
         messages = session.current.resolved.messages
         try:
-            args: Any = json.loads(arguments) if arguments.strip() else {}
+            args: Any = strict_json.parse(arguments.encode("utf-8", "surrogateescape")) if arguments.strip() else {}
+        except strict_json.TooDeep:
+            text = say(messages, "too_deep", tool=tool, detail=str(strict_json.MAX_DEPTH))
+            return CallReport(400, error=text, refused=True)
+        except strict_json.NotStrict as err:
+            return CallReport(400, error=say(messages, "not_strict_json", tool=tool, detail=err.literal), refused=True)
         except ValueError as err:
             return CallReport(400, error=say(messages, "bad_arguments", detail=str(err)), refused=True)
         agent = session.agent

@@ -11,6 +11,9 @@ import sys
 
 import uvicorn
 
+from ..cli.tool_files import Refusal
+from ..engine.project import ProjectRun, load_rules
+from ..engine.visible import visible
 from .app import DEFAULT_MAX_BODY, create_app
 from .plugin import write_plugin
 from .secrets import project_dir, write_private
@@ -41,19 +44,34 @@ def serve(
     token = secrets.token_urlsafe(32)
     connection_file = os.path.join(project_dir(session.repo.root), "daemon.json")
 
+    refused: list[Refusal] = []
+
+    def refuse(reason: str, detail: str) -> Refusal:
+        run = ProjectRun(session.repo, session.manifest, load_rules(rules))
+        return Refusal(run.call("eject_refusal", reason, "", detail))
+
     async def main() -> None:
         await session.start()
         plugin = None
         if harness == "standard":
-            plugin = write_plugin(opencode_dir or os.path.join(session.repo.root, ".opencode"), connection_file)
+            folder = opencode_dir or os.path.join(session.repo.root, ".opencode")
+            try:
+                plugin = write_plugin(session.repo, folder, connection_file, refuse)
+            except Refusal as refusal:  # before the connection file: no client finds a daemon
+                refused.append(refusal)
+                await session.stop()
+                return
+        app = create_app(session, token, max_body)  # its spill folder, stale ones removed, before a client can call
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
-        app = create_app(session, token, max_body)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
 
     import uvloop  # the daemon's event loop and HTTP parser are the fast ones (uvloop, httptools)
 
     uvloop.run(main())
+    if refused:
+        sys.stderr.write(f"beeuni daemon: {visible(str(refused[0]))}\n")
+        return 2
     return 0

@@ -247,3 +247,107 @@ def test_the_reserved_names_are_the_rules_data(project: Path, tmp_path: Path) ->
     refused = secrets(project, tmp_path, "set", "ACME_KEY=-", "--rules", str(rules), stdin=b"x")
     assert refused.returncode == 2 and "`ACME_KEY` is reserved" in refused.stderr.decode()
     assert stored(tmp_path) == {"BEEUNI_MINE": "x"}
+
+
+# spill files --------------------------------------------------------------------------------
+
+BIG = """export default {
+  description: 'A long output.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { return Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\\n') },
+}"""
+
+
+def start_time(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19].decode()
+
+
+def test_spill_files_live_in_a_private_folder_removed_at_exit_and_stale_ones_at_start(
+    project: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "spilling"
+    shutil.copytree(project, folder, ignore=shutil.ignore_patterns("calls.log"))
+    (folder / "tools" / "big.ts").write_text(BIG)
+    (folder / "beeuni.yaml").write_text(MANIFEST.replace("tools:\n", "tools:\n  big: tools/big.ts\n", 1))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = temp / f"beeuni-spill-{gone.pid}-{start_time(os.getpid())}-x"  # a dead daemon's
+    reused = temp / f"beeuni-spill-{os.getpid()}-1-x"  # a live pid, another start: reused by another process
+    live = temp / f"beeuni-spill-{os.getpid()}-{start_time(os.getpid())}-x"  # a live daemon's
+    other = temp / "beeuni-spill-notes"
+    for made in (stale, reused, live, other):
+        made.mkdir()
+        (made / "out.txt").write_text("old")
+    with running_daemon(folder, tmp_path, "--harness", "experimental", env={"TMPDIR": str(temp)}) as daemon:
+        assert sorted(path.name for path in temp.iterdir()) == sorted(
+            [live.name, other.name, *(path.name for path in temp.glob(f"beeuni-spill-{daemon.process.pid}-*"))]
+        )
+        body = daemon.call("big").json()
+        spilled = Path(body["path"])
+        assert spilled.parent.name.startswith(f"beeuni-spill-{daemon.process.pid}-{start_time(daemon.process.pid)}-")
+        assert spilled.parent.parent == temp
+        assert oct(spilled.parent.stat().st_mode & 0o777) == "0o700"
+        assert oct(spilled.stat().st_mode & 0o777) == "0o600"
+        assert spilled.read_text().splitlines()[-1] == "line 3000"
+    assert not spilled.parent.exists()
+    assert live.exists() and other.exists()
+
+
+def test_the_spilled_total_is_bounded_oldest_removed_first(tmp_path: Path) -> None:
+    from beeuni.daemon.output import SpillFolder
+
+    spill = SpillFolder(limit=100, parent=str(tmp_path))
+    first, second = spill.store(b"a" * 40, "t"), spill.store(b"b" * 40, "t")
+    third = spill.store(b"c" * 40, "t")
+    assert (Path(first).exists(), Path(second).exists(), Path(third).read_bytes()) == (False, True, b"c" * 40)
+    huge = spill.store(b"d" * 150, "t")  # larger than the limit: kept, alone
+    assert [path.name for path in Path(spill.path).iterdir()] == [Path(huge).name]
+    spill.remove()
+    assert list(tmp_path.iterdir()) == []
+
+
+# the opencode plugin ------------------------------------------------------------------------
+
+
+def start_standard(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "BEEUNI_STATE_DIR": str(tmp_path / "state"), "BEEUNI_BUN": str(BUN)}
+    return subprocess.run(
+        [BEEUNI, "daemon", str(project), "--harness", "standard"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("link", [".opencode", ".opencode/plugin", ".opencode/plugin/beeuni-tools.ts"])
+def test_the_plugin_is_never_written_through_a_link_out_of_the_repository(
+    project: Path, tmp_path: Path, link: str
+) -> None:
+    folder = tmp_path / "linked"
+    shutil.copytree(project, folder, ignore=shutil.ignore_patterns("calls.log"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (folder / link).parent.mkdir(parents=True, exist_ok=True)
+    (folder / link).symlink_to(outside / "target" if link.endswith(".ts") else outside)  # dangling for the file
+    started = start_standard(folder, tmp_path)
+    assert started.returncode == 2
+    assert started.stderr.endswith(
+        "beeuni daemon: .opencode/plugin/beeuni-tools.ts leads out of the repository through a symbolic link;"
+        " beeuni writes only inside it\n"
+    )
+    assert list(outside.rglob("*")) == []
+    assert list((tmp_path / "state").glob("projects/*/daemon.json")) == []
+
+
+def test_a_link_inside_the_repository_is_followed(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "inside"
+    shutil.copytree(project, folder, ignore=shutil.ignore_patterns("calls.log"))
+    (folder / "config").mkdir()
+    (folder / ".opencode").symlink_to("config")
+    with running_daemon(folder, tmp_path, "--harness", "standard"):
+        written = folder / "config" / "plugin" / "beeuni-tools.ts"
+        assert "__BEEUNI_CONNECTION_FILE__" not in written.read_text()
+        assert oct(written.stat().st_mode & 0o777) == "0o600"
