@@ -126,3 +126,105 @@ def test_show_checks_what_it_names(tmp_path: Path) -> None:
     assert show(type="file", path="missing.md")["error"] == "show: missing.md does not exist"
     assert show(type="file", path="../outside")["error"] == "show: ../outside is outside the repository"
     assert show(type="chart")["error"] == "show: unknown type `chart`; types: file, image, url, markdown, items"
+
+
+@pytest.fixture
+def linked_memory(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose memory/ holds links out of it (to a file, a folder, nothing) and
+    links that stay inside; and the folder outside that they point to."""
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / "memory" / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    (repo / "state.json").write_text("{}\n")
+    (repo / "memory" / "notes.md").write_text("one\n")
+    links = {
+        "out_file": outside / "secret.txt",
+        "out_dir": outside,
+        "dangling": outside / "new.md",
+        "up": Path("../state.json"),  # relative, by `..`: inside the repository, outside memory/
+        "loop": Path("loop"),
+        "in_file": Path("notes.md"),
+        "in_dir": Path("sub"),
+    }
+    for name, target in links.items():
+        (repo / "memory" / name).symlink_to(target)
+    return repo, outside
+
+
+REFUSED_THROUGH_LINKS = [
+    {"command": "view", "path": "memory/out_file"},
+    {"command": "view", "path": "memory/out_dir"},
+    {"command": "view", "path": "memory/out_dir/secret.txt"},
+    {"command": "view", "path": "memory/up"},
+    {"command": "create", "path": "memory/dangling", "file_text": "x"},
+    {"command": "create", "path": "memory/out_dir/new.md", "file_text": "x"},
+    {"command": "create", "path": "memory/out_dir/deeper/new.md", "file_text": "x"},
+    {"command": "str_replace", "path": "memory/out_file", "old_str": "secret", "new_str": "x"},
+    {"command": "insert", "path": "memory/out_dir/secret.txt", "insert_line": 0, "insert_text": "x"},
+    {"command": "insert", "path": "memory/up", "insert_line": 0, "insert_text": "x"},
+    {"command": "delete", "path": "memory/out_dir/secret.txt"},
+    {"command": "rename", "path": "memory/out_file", "new_path": "memory/stolen.txt"},
+    {"command": "rename", "path": "memory/notes.md", "new_path": "memory/out_dir/notes.md"},
+    {"command": "rename", "path": "memory/notes.md", "new_path": "memory/dangling"},
+]
+
+
+@pytest.mark.parametrize("args", REFUSED_THROUGH_LINKS, ids=lambda a: f"{a['command']}-{a['path']}")
+def test_memory_refuses_links_out_of_memory(linked_memory: tuple[Path, Path], args: dict[str, Any]) -> None:
+    repo, outside = linked_memory
+    before = {
+        path: path.read_bytes() for path in (*outside.rglob("*"), repo / "state.json", repo / "memory" / "notes.md")
+    }
+    outcome = call("memory", args, {}, cwd=repo)
+    moved = "new_path" in args and args["path"] == "memory/notes.md"
+    culprit = args["new_path"] if moved else args["path"]
+    assert outcome == {
+        "ok": False,
+        "error": f"memory: {culprit} leads out of memory/ through a symbolic link;"
+        " name a file or folder that is inside memory/",
+    }
+    assert {
+        path: path.read_bytes() for path in (*outside.rglob("*"), repo / "state.json", repo / "memory" / "notes.md")
+    } == before
+    assert sorted(p.name for p in (repo / "memory").iterdir()) == [
+        "dangling",
+        "in_dir",
+        "in_file",
+        "loop",
+        "notes.md",
+        "out_dir",
+        "out_file",
+        "sub",
+        "up",
+    ]
+
+
+def test_memory_follows_links_that_stay_inside(linked_memory: tuple[Path, Path]) -> None:
+    repo, _ = linked_memory
+
+    def memory(**args: Any) -> dict[str, Any]:
+        return call("memory", args, {}, cwd=repo)
+
+    assert memory(command="view", path="memory/in_file")["result"] == "     1\tone\n     2\t"
+    assert memory(command="create", path="memory/in_dir/plan.md", file_text="plan")["ok"]
+    assert (repo / "memory" / "sub" / "plan.md").read_text() == "plan"
+    assert memory(command="str_replace", path="memory/in_file", old_str="one", new_str="1")["ok"]
+    assert (repo / "memory" / "notes.md").read_text() == "1\n"
+    assert memory(command="rename", path="memory/in_dir/plan.md", new_path="memory/plan.md")["ok"]
+    assert memory(command="delete", path="memory/in_file")["ok"]  # the link goes, its target stays
+    assert (repo / "memory" / "notes.md").exists() and not (repo / "memory" / "in_file").is_symlink()
+    assert memory(command="view", path="memory/loop")["error"].startswith("memory: ")
+
+
+def test_memory_refuses_a_memory_folder_that_leads_out_of_the_repository(tmp_path: Path) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (repo / "memory").symlink_to(outside)
+    outcome = call("memory", {"command": "create", "path": "memory/x.md", "file_text": "x"}, {}, cwd=repo)
+    assert outcome == {
+        "ok": False,
+        "error": "memory: memory/ is a symbolic link out of the repository; the memory tool works only inside it",
+    }
+    assert list(outside.iterdir()) == []

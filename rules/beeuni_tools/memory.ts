@@ -2,12 +2,14 @@
 //
 // Commands: view, create, str_replace, insert, delete, rename. The web UI reads the call's
 // arguments `command` and `path`; keep them if you change this copy. A path that leaves
-// `memory/` is refused.
+// `memory/` is refused — by `..`, or through a symbolic link anywhere along it (a dangling one
+// included) whose target is outside `memory/`; so is a `memory/` that is itself a link out of
+// the repository.
 //
 // Imports only node:* modules. The folder is `memory/` under context.cwd (the repository root;
 // the daemon sets it), or under the working directory.
 
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 type Context = { env: Record<string, string | undefined>; signal?: AbortSignal; cwd?: string }
@@ -25,16 +27,56 @@ type Args = {
 const FOLDER = 'memory'
 const COMMANDS = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename']
 
-/** The absolute path of a note, refusing anything outside memory/. */
-function resolveNote(root: string, given: string | undefined): { full: string; shown: string } {
+const MAX_LINKS = 40 // links followed in one path before it counts as a loop (as Linux's ELOOP)
+
+/** The absolute path of a note, refusing anything outside memory/: lexically, and as the file
+ * system resolves it (every component checked, links followed by hand). */
+async function resolveNote(root: string, given: string | undefined): Promise<{ full: string; shown: string }> {
   const raw = String(given ?? '').trim()
   if (!raw) throw new Error('memory: `path` is empty: name a file or folder under memory/, e.g. memory/notes.md')
   const relative = raw.replace(/^\/+/, '')
   const inside = relative === FOLDER || relative.startsWith(`${FOLDER}/`) ? relative : path.join(FOLDER, relative)
   const base = path.resolve(root, FOLDER)
   const full = path.resolve(root, inside)
-  if (full !== base && !full.startsWith(base + path.sep)) throw new Error(`memory: ${raw} leaves memory/`)
-  return { full, shown: path.relative(root, full) || FOLDER }
+  if (!within(full, base)) throw new Error(`memory: ${raw} leaves memory/`)
+  const shown = path.relative(root, full) || FOLDER
+  const realRoot = await realPath(root)
+  const realBase = await realPath(base)
+  if (!within(realBase, realRoot))
+    throw new Error(`memory: ${FOLDER}/ is a symbolic link out of the repository; the memory tool works only inside it`)
+  if (!within(await realPath(full), realBase))
+    throw new Error(
+      `memory: ${shown} leads out of memory/ through a symbolic link; name a file or folder that is inside memory/`,
+    )
+  return { full, shown }
+}
+
+function within(file: string, folder: string): boolean {
+  return file === folder || file.startsWith(folder + path.sep)
+}
+
+/** Where ``file`` (absolute, normalised) lands: each existing component with its links
+ * followed, a link whose target does not exist (dangling) resolved to that target, and the
+ * components that do not exist yet appended as they are. */
+async function realPath(file: string): Promise<string> {
+  let links = 0
+  let current = path.parse(file).root
+  const pending = file.split(path.sep).filter(Boolean)
+  while (pending.length) {
+    const next = path.join(current, pending.shift() as string)
+    const info = await lstat(next).catch(() => null)
+    if (info?.isSymbolicLink()) {
+      if (++links > MAX_LINKS) throw new Error(`memory: ${file} has too many symbolic links (a loop?)`)
+      const target = path.resolve(current, await readlink(next))
+      pending.unshift(...target.split(path.sep).filter(Boolean))
+      current = path.parse(target).root
+    } else if (info) {
+      current = next
+    } else {
+      return path.join(next, ...pending) // nothing there: the rest is not resolved further
+    }
+  }
+  return current
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -75,7 +117,7 @@ export default {
   },
   async execute(args: Args, context: Context) {
     const root = context.cwd ?? process.cwd()
-    const { full, shown } = resolveNote(root, args.path)
+    const { full, shown } = await resolveNote(root, args.path)
     switch (args.command) {
       case 'view':
         return await view(full, shown)
@@ -113,7 +155,7 @@ export default {
         return `deleted ${shown}`
       }
       case 'rename': {
-        const target = resolveNote(root, args.new_path)
+        const target = await resolveNote(root, args.new_path)
         if (!(await exists(full))) throw new Error(`memory: ${shown} does not exist`)
         if (await exists(target.full)) throw new Error(`memory: ${target.shown} exists already`)
         await mkdir(path.dirname(target.full), { recursive: true })
