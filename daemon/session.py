@@ -21,8 +21,9 @@ from ..engine.lang import rules_files
 from ..engine.paths import Repository
 from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
-from ..engine.resolved import AgentView, Harness, ResolvedToolSet
+from ..engine.resolved import Harness, ResolvedToolSet
 from ..engine.visible import visible
+from .grants import AgentKey, Grants, narrowed, widenings
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
@@ -59,15 +60,9 @@ class Loaded:
     host: ModuleHost
     watched: dict[str, tuple[int, int]]
     harness: Harness
-    agents: dict[str, AgentView] = field(default_factory=dict)
-    views: dict[str, list[str]] = field(default_factory=dict)
-    subagent_views: dict[tuple[str, str], str] = field(default_factory=dict)
-    visible: dict[tuple[str | None, str | None], list[str]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.agents = {agent.name: agent for agent in self.harness.agents}
-        self.views = {view.id: view.tools for view in self.harness.views}
-        self.subagent_views = {(p.parent_view, p.child_view): p.view for p in self.harness.subagent_views}
+    grants: Grants
+    ceiling: Grants  # what the session's first tool set granted: grants never widen past it
+    visible: dict[AgentKey, list[str]] = field(default_factory=dict)
 
 
 class Session:
@@ -126,20 +121,27 @@ class Session:
         resolved, watched = self._resolve()
         if resolved.errors:
             self._log_errors(resolved)
-        self.current = await self._load(resolved, watched)
+        self.current = await self._load(resolved, watched, None)
 
-    async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]]) -> Loaded:
+    async def _load(
+        self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]], ceiling: Grants | None
+    ) -> Loaded:
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
             known = ", ".join(h.name for h in resolved.harnesses)
             raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
+        grants = Grants.of(resolved, harness)
+        if ceiling is not None:
+            wider = widenings(grants, ceiling)
+            if wider:
+                sys.stderr.write(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
         host = ModuleHost(self.bun, self._modules(resolved))
         report = await host.start()
         if report.failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(report.failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
-        return Loaded(resolved, host, watched, harness)
+        return Loaded(resolved, host, watched, harness, grants, ceiling or grants)
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
@@ -175,7 +177,7 @@ class Session:
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
-                self.current = await self._load(resolved, watched)
+                self.current = await self._load(resolved, watched, old.ceiling)
                 await old.host.stop()
             finally:
                 self._reloading = False
@@ -204,26 +206,33 @@ class Session:
     # lookups -------------------------------------------------------------------------------
 
     def visible(self, loaded: Loaded, agent: str | None, parent: str | None) -> list[str]:
-        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order;
-        an agent the manifest does not declare sees the harness's default view."""
+        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order,
+        as far as the session's start granted them; an agent the manifest does not declare sees
+        the harness's default view."""
         name = agent or self.agent
-        agents = loaded.agents
+        agents = loaded.grants.agents
         if parent is not None and parent not in agents:
             raise CallRefused(403, say(loaded.resolved.messages, "unknown_agent", agent=parent))
         # Cached by declared names only (every undeclared one sees the default view), so that
         # the cache holds at most what the manifest declares, whatever names the requests carry.
-        key = (name if name in agents else None, parent)
+        key = (name if name in agents or name in loaded.ceiling.agents else None, parent)
         found = loaded.visible.get(key)
         if found is not None:
             return found
-        view = agents[name].view if name in agents else loaded.harness.default_view
-        if parent is not None:
-            if not agents[parent].can_delegate:
-                raise CallRefused(403, say(loaded.resolved.messages, "not_delegating", agent=parent))
-            view = loaded.subagent_views.get((agents[parent].view, view), view)
-        served = loaded.host.report.loaded
-        found = loaded.visible[key] = [tool for tool in loaded.views[view] if tool in served]
+        names = loaded.grants.view(name, parent)
+        if names is None:
+            raise CallRefused(403, say(loaded.resolved.messages, "not_delegating", agent=str(parent)))
+        served, allowed = loaded.host.report.loaded, loaded.ceiling.tool_set(name, parent)
+        found = loaded.visible[key] = [tool for tool in names if tool in served and tool in allowed]
         return found
+
+    def _refusal(self, loaded: Loaded, tool: str, agent: str, parent: str | None) -> CallRefused:
+        """Why ``agent`` may not call the served ``tool``: its view lacks it, or was granted it
+        after the daemon started."""
+        messages = loaded.resolved.messages
+        if tool in (loaded.grants.view(agent, parent) or ()):
+            return CallRefused(403, say(messages, "granted_since_start", tool=tool, agent=agent))
+        return CallRefused(403, say(messages, "not_visible", tool=tool, agent=agent))
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
         assert self.current is not None
@@ -241,18 +250,19 @@ class Session:
         offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.host.report.loaded)
         hidden = {}
         for agent in loaded.harness.agents:
-            seen = set(loaded.views[agent.view])
+            seen = loaded.grants.tool_set(agent.name, None) & loaded.ceiling.tool_set(agent.name, None)
             hidden[agent.name] = [name for name in offered if name not in seen]
         return hidden
 
-    def env_for(self, resolved: ResolvedToolSet, agent: str) -> dict[str, str]:
+    def env_for(self, loaded: Loaded, agent: str) -> dict[str, str]:
         """What a call sees of the environment: the platform's variables and provider keys from the
         daemon's environment, and the agent's granted secrets — nothing else. A stored secret
         never stands in for a platform variable (a store written before `secrets set` refused
         their names may hold one)."""
-        granted = self.secrets.granted(resolved.secrets.get(agent, []))
-        env = {name: value for name, value in granted.items() if name not in resolved.platform_env}
-        env.update((name, os.environ[name]) for name in resolved.platform_env if name in os.environ)
+        platform_env = loaded.resolved.platform_env
+        grant = narrowed(loaded.grants.secrets_of(agent), loaded.ceiling.secrets_of(agent))
+        env = {name: value for name, value in self.secrets.granted(grant).items() if name not in platform_env}
+        env.update((name, os.environ[name]) for name in platform_env if name in os.environ)
         return env
 
     # calls ---------------------------------------------------------------------------------
@@ -265,10 +275,10 @@ class Session:
             if tool not in loaded.host.report.loaded:
                 raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
             if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
-                raise CallRefused(403, say(messages, "not_visible", tool=tool, agent=name))
+                raise self._refusal(loaded, tool, name, parent)
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
-            env = self.env_for(loaded.resolved, name)
+            env = self.env_for(loaded, name)
             try:
                 return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
             except HostDied as died:

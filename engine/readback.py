@@ -364,6 +364,8 @@ DAEMON_MESSAGE_KEYS = (
     "unauthorized",
     "did_not_load",
     "kept_last_good",
+    "widened",
+    "granted_since_start",
     "spilled",
     "not_an_object",
     "bad_arguments",

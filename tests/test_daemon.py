@@ -278,14 +278,13 @@ def test_a_killed_module_host_is_restarted(daemon: Daemon, tmp_path: Path) -> No
 def test_reload_between_calls_and_keep_the_last_good_set(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "reloading"
     (folder / "tools").mkdir(parents=True)
-    (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
     manifest = folder / "beeuni.yaml"
-    manifest.write_text("tools:\n  memory: beeuni:memory\n")
+    manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
     with running_daemon(folder, tmp_path, "--harness", "experimental") as daemon:
-        assert daemon.call("echo").status_code == 404
+        assert daemon.call("echo").status_code == 404  # declared, its module not written yet
         removed = daemon.call("show")  # a Beeuni tool the project does not list: 404
         assert (removed.status_code, removed.json()) == (404, {"error": "no tool named show is loaded"})
-        manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
+        (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
         assert daemon.call("echo").status_code == 200
         manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n  Broken-Name: x.py\n")
         assert daemon.call("echo").status_code == 200
@@ -387,17 +386,19 @@ def test_fastapis_own_answers_have_the_daemons_shape(daemon: Daemon) -> None:
 
 
 def test_a_module_created_after_start_is_loaded_at_the_next_reload(tmp_path: Path) -> None:
-    """The daemon must not remember the repository's folders from its start: a module written
-    later and then declared is found by the reload (issue 9). Also: `--max-body` sets the limit."""
+    """The daemon must not remember the repository's folders from its start: a module declared
+    from the start and written later is found by the reload (issue 9; a tool declared only
+    later would be a wider grant, for the next start). Also: `--max-body` sets the limit."""
     folder = tmp_path / "growing"
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
     manifest = folder / "beeuni.yaml"
-    manifest.write_text("tools:\n  echo: tools/echo.ts\n")
+    manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n")
     with running_daemon(folder, tmp_path, "--harness", "experimental", "--max-body", "100") as daemon:
         assert daemon.call("echo").status_code == 200
+        assert daemon.call("later").status_code == 404
         (folder / "tools" / "later.ts").write_text(MODULES["echo"].replace("return {", "return { later: true,"))
-        manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n")
+        manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n# touched\n")
         answer = daemon.call("later")
         assert answer.status_code == 200, answer.text
         assert json.loads(answer.json()["output"])["later"] is True
@@ -416,7 +417,9 @@ def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Pa
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
     manifest = folder / "beeuni.yaml"
-    manifest.write_text("tools:\n  memory: beeuni:memory\nagents:\n  plan:\n    tools: [read]\n")
+    manifest.write_text(
+        "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n"
+    )
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
 
         def listing(everything: bool = True) -> Any:
@@ -426,7 +429,7 @@ def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Pa
             return answer.json()
 
         first = listing()
-        assert [tool["name"] for tool in first["tools"]] == ["memory"]
+        assert [tool["name"] for tool in first["tools"]] == ["memory", "echo"]
         assert {"memory", "bash"} <= set(first["hidden"]["plan"]) and "read" not in first["hidden"]["plan"]
         manifest.write_text(
             "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [echo]\n"
