@@ -11,11 +11,14 @@ import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from conftest import BEEUNI, ROOT
 from daemon_helpers import BUN, Daemon, running_daemon
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 COUNT = """import { appendFileSync } from 'node:fs'
 export default {
@@ -430,3 +433,22 @@ def test_a_reload_narrows_grants_but_never_widens_them(project: Path, tmp_path: 
         (folder / "tools" / "echo.ts").write_text(ECHO.replace("return { args", "return { changed: true, args"))
         assert json.loads(daemon.call("echo", agent="mallory").json()["output"])["changed"] is True
         assert len([line for line in daemon.log().splitlines() if "grants more than" in line]) == 1
+
+
+@given(
+    st.recursive(
+        st.none() | st.integers() | st.text(alphabet='[]{}"\\ab'),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="[{a"), inner, max_size=3),
+        max_leaves=40,
+    ),
+    st.integers(min_value=0, max_value=12),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_depth_scan_agrees_with_the_parsed_value(value: Any, limit: int) -> None:
+    from beeuni.daemon.strict_json import depth_exceeds
+
+    def depth(node: Any) -> int:
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        return 0 if children is None else 1 + max((depth(child) for child in children), default=0)
+
+    assert depth_exceeds(json.dumps(value).encode(), limit) == (depth(value) > limit)

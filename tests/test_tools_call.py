@@ -188,6 +188,13 @@ def test_bad_arguments_and_a_missing_bun_are_usage_errors(project: Path, tmp_pat
     bad = call(project, "plain", "--args", "{city: Berlin}")
     assert bad.code == 2
     assert bad.stderr.startswith("beeuni: the arguments must be JSON: ")
+    not_strict = call(project, "plain", "--args", '{"a": NaN}')  # strict JSON, as the daemon parses it
+    assert (not_strict.code, not_strict.stderr) == (
+        2,
+        "beeuni: the arguments must be strict JSON: NaN is no JSON number; the tool was not run\n",
+    )
+    too_deep = call(project, "plain", "--args", "[" * 5000 + "]" * 5000)
+    assert too_deep.code == 2 and "nest deeper than 64 levels" in too_deep.stderr
     not_an_object = call(project, "plain", "--args", "[1, 2]")
     assert (not_an_object.code, not_an_object.stderr) == (2, "beeuni: arguments must be a JSON object\n")
     no_bun = call(project, "plain", env={"BEEUNI_BUN": str(tmp_path / "no-bun")})
