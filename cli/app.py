@@ -222,13 +222,21 @@ def daemon(
     max_body: Annotated[
         int, typer.Option("--max-body", metavar="BYTES", min=1, help="Largest arguments of a call (413 beyond).")
     ] = 1024 * 1024,
+    spill_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--spill-dir", help="Keep large outputs here (default: a private temporary folder, removed at exit)."
+        ),
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
     from ..daemon.server import serve
 
     _exit(
-        commands.guarded(lambda: serve(bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body))
+        commands.guarded(
+            lambda: serve(bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
+        )
     )
 
 

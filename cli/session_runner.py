@@ -134,6 +134,7 @@ def _start(
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
     command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
+    command += ["--spill-dir", store.outputs_dir]  # the log names these files after the session's end
     if request.rules is not None:
         command += ["--rules", request.rules]
     daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"])

@@ -9,6 +9,8 @@ never in the repository.
                                    `opencode export` prints them), taken when it ended
         sessions/<id>.daemon.log   what the daemon and opencode logged
         sessions/<id>.opencode.log
+        outputs/                   the outputs the daemon spilled in sessions (`--spill-dir`):
+                                   kept after the session, for `sessions log`
 
 Every file is written whole or not at all, readable by its owner only.
 """
@@ -33,6 +35,7 @@ class SessionStore:
     def __init__(self, repo_root: str) -> None:
         self.folder = os.path.join(project_dir(repo_root), "sessions")
         self.opencode_dir = os.path.join(project_dir(repo_root), "opencode")
+        self.outputs_dir = os.path.join(project_dir(repo_root), "outputs")
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
 
     @contextmanager

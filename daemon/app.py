@@ -45,8 +45,8 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
-    spill = SpillFolder()  # removes the folders of daemons that are gone
+def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, spill_dir: str | None = None) -> FastAPI:
+    spill = SpillFolder(kept=spill_dir)  # a private one removes the folders of daemons that are gone
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

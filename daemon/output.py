@@ -62,11 +62,19 @@ def remove_stale_folders(parent: str) -> None:
 class SpillFolder:
     """One daemon's private folder of spilled outputs, bounded in total."""
 
-    def __init__(self, limit: int = MAX_SPILL_TOTAL, parent: str | None = None) -> None:
-        parent = parent or tempfile.gettempdir()
-        remove_stale_folders(parent)
-        pid = os.getpid()
-        self.path = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{pid}-{_start_time(pid) or 0}-", dir=parent)
+    def __init__(self, limit: int = MAX_SPILL_TOTAL, parent: str | None = None, kept: str | None = None) -> None:
+        """A new private folder under ``parent`` (default: the temporary folder), removed by
+        ``remove``; or, with ``kept``, that folder (created 0700), which ``remove`` leaves:
+        `beeuni sessions` keeps a session's outputs with its records."""
+        self.owned = kept is None
+        if kept is None:
+            parent = parent or tempfile.gettempdir()
+            remove_stale_folders(parent)
+            pid = os.getpid()
+            self.path = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{pid}-{_start_time(pid) or 0}-", dir=parent)
+        else:
+            os.makedirs(kept, mode=0o700, exist_ok=True)
+            self.path = kept
         self.limit = limit
         self._files: deque[tuple[str, int]] = deque()  # oldest first
         self._total = 0
@@ -87,7 +95,8 @@ class SpillFolder:
         return path
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        if self.owned:
+            shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _store_in_temp(data: bytes, tool: str) -> str:

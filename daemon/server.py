@@ -32,6 +32,7 @@ def serve(
     opencode_dir: str | None,
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
+    spill_dir: str | None = None,
 ) -> int:
     session = Session(path, rules, harness, agent, bun, timeout)
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
@@ -61,7 +62,8 @@ def serve(
                 refused.append(refusal)
                 await session.stop()
                 return
-        app = create_app(session, token, max_body)  # its spill folder, stale ones removed, before a client can call
+        # the app makes its spill folder (and removes stale ones) before a client can call
+        app = create_app(session, token, max_body, spill_dir)
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
         sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
