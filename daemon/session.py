@@ -23,11 +23,15 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
 from ..engine.visible import visible
+from .arguments import InvalidSchema, argument_problem, validator_of
+from .carried import uncarried
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from jsonschema.protocols import Validator
 
 log = logging.getLogger("beeuni.daemon")
 
@@ -59,6 +63,8 @@ class Loaded:
     host: ModuleHost
     watched: dict[str, tuple[int, int]]
     harness: Harness
+    validators: dict[str, Validator]  # one per served tool: a module whose schema is invalid is not served
+    argument_messages: dict[str, Any]
     agents: dict[str, AgentView] = field(default_factory=dict)
     views: dict[str, list[str]] = field(default_factory=dict)
     subagent_views: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -98,7 +104,7 @@ class Session:
 
     # the tool set ------------------------------------------------------------------------
 
-    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]]]:
+    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]], ProjectRun]:
         # A Repository remembers what its folders hold; a fresh one per resolve, so that a reload
         # sees the repository as it is now (a module created since the last one included).
         run = ProjectRun(Repository(self.repo.root), self.manifest, load_rules(self.rules))
@@ -108,7 +114,7 @@ class Session:
         folder, _ = rules_folder(self.rules)
         files += [os.path.join(folder, tool.builtin) for tool in resolved.tools if tool.builtin]
         files += rules_files(folder)
-        return resolved, {path: _stamp(path) for path in files}
+        return resolved, {path: _stamp(path) for path in files}, run
 
     def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
         modules = {}
@@ -123,23 +129,50 @@ class Session:
         return modules
 
     async def start(self) -> None:
-        resolved, watched = self._resolve()
+        resolved, watched, run = self._resolve()
         if resolved.errors:
             self._log_errors(resolved)
-        self.current = await self._load(resolved, watched)
+        self.current = await self._load(resolved, watched, run)
 
-    async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]]) -> Loaded:
+    async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]], run: ProjectRun) -> Loaded:
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
             known = ", ".join(h.name for h in resolved.harnesses)
             raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
         host = ModuleHost(self.bun, self._modules(resolved))
         report = await host.start()
-        if report.failed:
+        validators, failed = self._validators(resolved, report.loaded)
+        failed.update(report.failed)
+        if failed:
             lines = [resolved.messages["did_not_load"]]
-            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(report.failed.items())]
+            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
-        return Loaded(resolved, host, watched, harness)
+        self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
+        return Loaded(resolved, host, watched, harness, validators, run.output("ARGUMENT_MESSAGES"))
+
+    def _validators(
+        self, resolved: ResolvedToolSet, loaded: dict[str, dict[str, Any]]
+    ) -> tuple[dict[str, Validator], dict[str, str]]:
+        """A validator for each loaded module's arguments, built once; a module whose
+        ``parameters`` are not valid JSON Schema is not served (its reason is logged)."""
+        validators, failed = {}, {}
+        for name, tool in loaded.items():
+            try:
+                validators[name] = validator_of(tool["parameters"])
+            except InvalidSchema as invalid:
+                failed[name] = say(resolved.messages, "invalid_schema", tool=name, detail=str(invalid))
+        return validators, failed
+
+    def _log_uncarried(self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, dict[str, Any]]) -> None:
+        """One ``[tools]`` line for each place where this harness would not offer the model a
+        served tool's parameters as written (the rules' ``SCHEMA_CARRIED``)."""
+        carried = run.output("SCHEMA_CARRIED").get(self.harness)
+        if carried is None:
+            return
+        for name, tool in sorted(served.items()):
+            for problem in uncarried(tool["parameters"], carried, self.harness):
+                detail = run.call("carry_problem", problem)
+                sys.stderr.write(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
@@ -168,14 +201,14 @@ class Session:
                 while self._in_flight:  # let the running calls finish (no await between test and clear)
                     self._drained.clear()
                     await self._drained.wait()
-                resolved, watched = self._resolve()
+                resolved, watched, run = self._resolve()
                 old = self.current
                 if resolved.errors:
                     sys.stderr.write(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
-                self.current = await self._load(resolved, watched)
+                self.current = await self._load(resolved, watched, run)
                 await old.host.stop()
             finally:
                 self._reloading = False
@@ -219,7 +252,7 @@ class Session:
             if not agents[parent].can_delegate:
                 raise CallRefused(403, say(messages, "not_delegating", agent=parent))
             view = loaded.subagent_views.get((agents[parent].view, view), view)
-        served = loaded.host.report.loaded
+        served = loaded.validators
         found = loaded.visible[(name, parent)] = [tool for tool in loaded.views[view] if tool in served]
         return found
 
@@ -227,7 +260,7 @@ class Session:
         assert self.current is not None
         loaded = self.current
         served = loaded.host.report.loaded
-        names = list(served) if everything else self.visible(loaded, agent, parent)
+        names = list(loaded.validators) if everything else self.visible(loaded, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
     def hidden_by_agent(self) -> dict[str, list[str]]:
@@ -236,7 +269,7 @@ class Session:
         standard harness's plugin hides them from the agent's model (calls are refused anyway)."""
         assert self.current is not None
         loaded = self.current
-        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.host.report.loaded)
+        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.validators)
         hidden = {}
         for agent in loaded.harness.agents:
             seen = set(loaded.views[agent.view])
@@ -257,12 +290,15 @@ class Session:
         try:
             messages = loaded.resolved.messages
             name = agent or self.agent
-            if tool not in loaded.host.report.loaded:
+            if tool not in loaded.validators:  # not loaded, or its schema is invalid
                 raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
             if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
                 raise CallRefused(403, say(messages, "not_visible", tool=tool, agent=name))
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
+            problem = argument_problem(loaded.validators[tool], args, loaded.argument_messages)
+            if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
+                raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded.resolved, name)
             try:
                 return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
