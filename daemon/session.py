@@ -10,6 +10,7 @@ wait for the reload.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -65,6 +66,7 @@ class Loaded:
     harness: Harness
     validators: dict[str, Validator]  # one per served tool: a module whose schema is invalid is not served
     argument_messages: dict[str, Any]
+    view_outputs: dict[str, Validator]  # the overrides whose output a web UI view reads
     agents: dict[str, AgentView] = field(default_factory=dict)
     views: dict[str, list[str]] = field(default_factory=dict)
     subagent_views: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -96,6 +98,7 @@ class Session:
         self.timeout = timeout
         self.secrets = SecretStore(self.repo.root)
         self.current: Loaded | None = None
+        self._view_misfits: set[str] = set()  # the overrides whose output misfit was logged this session
         self._in_flight = 0
         self._reloading = False
         self._reload_lock = asyncio.Lock()
@@ -148,7 +151,24 @@ class Session:
             lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
         self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
-        return Loaded(resolved, host, watched, harness, validators, run.output("ARGUMENT_MESSAGES"))
+        view_outputs = self._view_outputs(resolved, run, validators)
+        return Loaded(resolved, host, watched, harness, validators, run.output("ARGUMENT_MESSAGES"), view_outputs)
+
+    def _view_outputs(
+        self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, Validator]
+    ) -> dict[str, Validator]:
+        """A validator of the output for each served override of a Beeuni tool whose web UI
+        view reads its output (a module under the name of one in ``VIEW_OUTPUTS``)."""
+        views = run.output("VIEW_OUTPUTS")
+        found = {}
+        for tool in resolved.tools:
+            if tool.module is None or tool.name not in views or tool.name not in served:
+                continue
+            try:
+                found[tool.name] = validator_of(views[tool.name])
+            except InvalidSchema as invalid:  # a mistake in the rules: say so, serve the tool
+                sys.stderr.write(say(resolved.messages, "view_output", tool=tool.name, detail=str(invalid)) + "\n")
+        return found
 
     def _validators(
         self, resolved: ResolvedToolSet, loaded: dict[str, dict[str, Any]]
@@ -301,12 +321,29 @@ class Session:
                 raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded.resolved, name)
             try:
-                return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+                outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+                if outcome.ok and tool in loaded.view_outputs and tool not in self._view_misfits:
+                    self._check_view_output(loaded, tool, outcome.output)
+                return outcome
             except HostDied as died:
                 text = say(messages, "host_died", tool=tool, agent=name, detail=str(died))
                 return CallOutcome(False, error=text, reason="host_died")
         finally:
             self._leave()
+
+    def _check_view_output(self, loaded: Loaded, tool: str, output: str) -> None:
+        """Log, once per tool and session, an override's output that does not fit the JSON the
+        web UI's view of that tool reads (the rules' ``VIEW_OUTPUTS``): the view shows it raw."""
+        messages = loaded.resolved.messages
+        try:
+            document = json.loads(output)
+        except ValueError:
+            problem: str | None = messages["output_not_json"]
+        else:
+            problem = argument_problem(loaded.view_outputs[tool], document, loaded.argument_messages)
+        if problem is not None:
+            self._view_misfits.add(tool)
+            sys.stderr.write(say(messages, "view_output", tool=tool, detail=problem) + "\n")
 
 
 def _stamp(path: str) -> tuple[int, int]:

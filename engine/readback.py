@@ -376,6 +376,8 @@ DAEMON_MESSAGE_KEYS = (
     "invalid_arguments",
     "invalid_schema",
     "not_carried",
+    "view_output",
+    "output_not_json",
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
@@ -449,6 +451,7 @@ VALUES: dict[str, Shape] = {
     "PROVIDER_KEYS": ListOf(Str(), "variable names"),
     "DAEMON_MESSAGES": DAEMON_MESSAGES,
     "ARGUMENT_MESSAGES": ARGUMENT_MESSAGES,
+    "VIEW_OUTPUTS": Record({}, rest=Map("a JSON Schema")),
     "SCHEMA_CARRIED": Record(
         {}, rest=Record({"top_level": STRINGS, "property_reserved": STRINGS, "dropped_if_boolean": STRINGS})
     ),
