@@ -146,3 +146,13 @@ def test_tools_call_prints_the_refusal(project: Path) -> None:
     called = run_beeuni(["tools", "call", "git_log", "--args", '{"repo_path": ".", "mode": "LOUD"}'], cwd=project)
     assert called.code != 0
     assert 'invalid arguments for git_log: `mode`: `"LOUD"` is not one of `loud`, `quiet`' in called.stderr
+
+
+def test_what_the_standard_harness_carries_is_the_rules(project: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    modules = rules / "modules.rules"
+    modules.write_text(modules.read_text().replace('property_reserved: ["id"]', "property_reserved: []"))
+    shown = run_beeuni(["validate", "--modules", "--format", "json", "--rules", str(rules)], cwd=project)
+    found = [d["message"] for d in json.loads(shown.stdout)["diagnostics"] if d["rule"] == "modules/schema-not-carried"]
+    assert len(found) == 2 and not any("`id`" in message for message in found)
