@@ -7,7 +7,7 @@ daemon's per-call overhead.
    call), in µs per call, for a small schema (``git_log``: four properties) and a large real one
    (the schemas of the test zoo's 14 MCP-style tools, side by side as one object, seven of them
    filled in), with valid arguments — the common case. jsonschema's cost grows with the number
-   of values checked (some 20–40 µs each here), so a call with long nested lists costs more.
+   of values checked (some 20 to 40 µs each here), so a call with long nested lists costs more.
 2. The daemon's per-call overhead: a trivial tool called through the daemon (HTTP, one keep-alive
    client) minus the same call made directly in Bun (``bench_daemon.py``'s measure), p50; and the
    check's share of it.
