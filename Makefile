@@ -54,6 +54,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_validate.py
 	$(BIN)/python benchmarks/bench_validate.py --command resolve --runs 5
 	$(BIN)/python benchmarks/bench_daemon.py
+	$(BIN)/python benchmarks/bench_arguments.py
 	$(BIN)/python benchmarks/bench_rules_diff.py
 	$(BIN)/python benchmarks/bench_modules.py
 	$(BIN)/python benchmarks/bench_migrate.py

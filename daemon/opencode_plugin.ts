@@ -5,29 +5,31 @@
 
 const CONNECTION_FILE = '__BEEUNI_CONNECTION_FILE__'
 
-type Schema = { type?: string; description?: string; enum?: unknown[]; items?: Schema; properties?: Record<string, Schema>; required?: string[] }
+type Schema = { properties?: Record<string, object>; required?: string[] }
 
-// JSON Schema → zod (opencode's `tool.schema`), for the common shapes; anything else is z.any().
-function toZod(z: any, schema: Schema): any {
-  let result: any
-  if (schema.enum && schema.enum.every((value) => typeof value === 'string')) result = z.enum(schema.enum)
-  else if (schema.type === 'string') result = z.string()
-  else if (schema.type === 'number') result = z.number()
-  else if (schema.type === 'integer') result = z.number().int()
-  else if (schema.type === 'boolean') result = z.boolean()
-  else if (schema.type === 'array') result = z.array(schema.items ? toZod(z, schema.items) : z.any())
-  else if (schema.type === 'object') result = z.object(shapeOf(z, schema)).passthrough()
-  else result = z.any()
-  return schema.description ? result.describe(schema.description) : result
-}
-
-function shapeOf(z: any, schema: Schema): Record<string, any> {
-  const shape: Record<string, any> = {}
-  const required = new Set(schema.required ?? [])
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    shape[name] = required.has(name) ? toZod(z, property) : toZod(z, property).optional()
+// A module's `parameters` as opencode's `args`, carried exactly. opencode turns a plugin tool's
+// args into the JSON Schema its model gets with zod's toJSONSchema, which writes each schema's
+// metadata (`.meta()`) into its output and adds nothing for z.any(): so each property is z.any()
+// with its own JSON Schema as metadata, optional unless required. The required ones come first,
+// in the module's order, so that opencode's `required` is the module's. (What this path cannot
+// carry — a top-level keyword, a property's `id` — the daemon logs at load.) Without zod (the
+// plugin package opencode installs into .opencode/ is missing) opencode takes plain JSON Schema
+// properties as they are, but marks every one required.
+function argsOf(z: any, parameters: Schema): Record<string, unknown> {
+  const properties = parameters.properties ?? {}
+  const required = (parameters.required ?? []).filter((name) => Object.hasOwn(properties, name))
+  const args: Record<string, unknown> = {}
+  for (const name of new Set([...required, ...Object.keys(properties)])) {
+    const schema = properties[name]
+    const carried = z ? z.any().meta(schema) : schema
+    Object.defineProperty(args, name, {
+      value: !z || required.includes(name) ? carried : carried.optional(),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
-  return shape
+  return args
 }
 
 export const BeeuniTools = async () => {
@@ -39,13 +41,13 @@ export const BeeuniTools = async () => {
   try {
     z = (await import('@opencode-ai/plugin')).tool.schema
   } catch {
-    z = null // without zod the tools still work; the model then sees no parameter list
+    z = null
   }
   const tool: Record<string, unknown> = {}
   for (const served of listed.tools) {
     tool[served.name] = {
       description: served.description,
-      args: z ? shapeOf(z, served.parameters) : {},
+      args: argsOf(z, served.parameters),
       async execute(args: unknown, context: { agent?: string; abort?: AbortSignal }) {
         const response = await fetch(`${connection.url}/beeuni/tools/${served.name}`, {
           method: 'POST',

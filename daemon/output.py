@@ -117,7 +117,11 @@ def limit_output(output: str, tool: str, note: str, folder: SpillFolder | None =
     if len(data) <= MAX_BYTES and lines <= MAX_LINES:
         return {"output": output, "truncated": False}
     path = folder.store(data, tool) if folder is not None else _store_in_temp(data, tool)
-    head = "\n".join(output.split("\n", MAX_LINES)[:MAX_LINES])
-    head = head.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore")
-    text = head + "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=visible(path)))
+    # The whole answer, note included, stays within both limits: a harness that cuts at the same
+    # limits (opencode does) hands the model the note too.
+    told = "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=visible(path)))
+    room = MAX_LINES - told.count("\n")
+    head = "\n".join(output.split("\n", room)[:room])
+    head = head.encode("utf-8")[: MAX_BYTES - len(told.encode("utf-8"))].decode("utf-8", errors="ignore")
+    text = head + told
     return {"output": text, "truncated": True, "size": len(data), "lines": lines, "path": path}

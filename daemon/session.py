@@ -10,6 +10,7 @@ wait for the reload.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import sys
@@ -23,12 +24,16 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import Harness, ResolvedToolSet
 from ..engine.visible import visible
+from .arguments import InvalidSchema, argument_problem, validator_of
+from .carried import uncarried
 from .grants import AgentKey, Grants, narrowed, widenings
 from .host import CallOutcome, HostDied, ModuleHost
 from .secrets import SecretStore
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from jsonschema.protocols import Validator
 
 log = logging.getLogger("beeuni.daemon")
 
@@ -62,6 +67,9 @@ class Loaded:
     harness: Harness
     grants: Grants
     ceiling: Grants  # what the session's first tool set granted: grants never widen past it
+    validators: dict[str, Validator]  # one per served tool: a module whose schema is invalid is not served
+    argument_messages: dict[str, Any]
+    view_outputs: dict[str, Validator]  # the overrides whose output a web UI view reads
     visible: dict[AgentKey, list[str]] = field(default_factory=dict)
 
 
@@ -90,10 +98,11 @@ class Session:
         self._reload_lock = asyncio.Lock()
         self._reloaded = asyncio.Event()
         self._drained = asyncio.Event()
+        self._view_misfits: set[str] = set()  # the overrides whose output misfit was logged this session
 
     # the tool set ------------------------------------------------------------------------
 
-    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]]]:
+    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]], ProjectRun]:
         # A Repository remembers what its folders hold; a fresh one per resolve, so that a reload
         # sees the repository as it is now (a module created since the last one included).
         run = ProjectRun(Repository(self.repo.root), self.manifest, load_rules(self.rules))
@@ -103,7 +112,7 @@ class Session:
         folder, _ = rules_folder(self.rules)
         files += [os.path.join(folder, tool.builtin) for tool in resolved.tools if tool.builtin]
         files += rules_files(folder)
-        return resolved, {path: _stamp(path) for path in files}
+        return resolved, {path: _stamp(path) for path in files}, run
 
     def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
         modules = {}
@@ -118,13 +127,13 @@ class Session:
         return modules
 
     async def start(self) -> None:
-        resolved, watched = self._resolve()
+        resolved, watched, run = self._resolve()
         if resolved.errors:
             self._log_errors(resolved)
-        self.current = await self._load(resolved, watched, None)
+        self.current = await self._load(resolved, watched, run, None)
 
     async def _load(
-        self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]], ceiling: Grants | None
+        self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]], run: ProjectRun, ceiling: Grants | None
     ) -> Loaded:
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
@@ -137,11 +146,66 @@ class Session:
                 sys.stderr.write(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
         host = ModuleHost(self.bun, self._modules(resolved))
         report = await host.start()
-        if report.failed:
+        validators, failed = self._validators(resolved, report.loaded)
+        failed.update(report.failed)
+        if failed:
             lines = [resolved.messages["did_not_load"]]
-            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(report.failed.items())]
+            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
             sys.stderr.write("\n".join(lines) + "\n")
-        return Loaded(resolved, host, watched, harness, grants, ceiling or grants)
+        self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
+        view_outputs = self._view_outputs(resolved, run, validators)
+        return Loaded(
+            resolved,
+            host,
+            watched,
+            harness,
+            grants,
+            ceiling or grants,
+            validators,
+            run.output("ARGUMENT_MESSAGES"),
+            view_outputs,
+        )
+
+    def _view_outputs(
+        self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, Validator]
+    ) -> dict[str, Validator]:
+        """A validator of the output for each served override of a Beeuni tool whose web UI
+        view reads its output (a module under the name of one in ``VIEW_OUTPUTS``)."""
+        views = run.output("VIEW_OUTPUTS")
+        found = {}
+        for tool in resolved.tools:
+            if tool.module is None or tool.name not in views or tool.name not in served:
+                continue
+            try:
+                found[tool.name] = validator_of(views[tool.name])
+            except InvalidSchema as invalid:  # a mistake in the rules: say so, serve the tool
+                sys.stderr.write(say(resolved.messages, "view_output", tool=tool.name, detail=str(invalid)) + "\n")
+        return found
+
+    def _validators(
+        self, resolved: ResolvedToolSet, loaded: dict[str, dict[str, Any]]
+    ) -> tuple[dict[str, Validator], dict[str, str]]:
+        """A validator for each loaded module's arguments, built once; a module whose
+        ``parameters`` are not valid JSON Schema is not served (its reason is logged)."""
+        validators, failed = {}, {}
+        for name, tool in loaded.items():
+            try:
+                validators[name] = validator_of(tool["parameters"])
+            except InvalidSchema as invalid:
+                failed[name] = say(resolved.messages, "invalid_schema", tool=name, detail=str(invalid))
+        return validators, failed
+
+    def _log_uncarried(self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, dict[str, Any]]) -> None:
+        """One ``[tools]`` line for each place where this harness would not offer the model a
+        served tool's parameters as written (the rules' ``SCHEMA_CARRIED``)."""
+        carried = run.output("SCHEMA_CARRIED").get(self.harness)
+        if carried is None:
+            return
+        for name, tool in sorted(served.items()):
+            for problem in uncarried(tool["parameters"], carried, self.harness):
+                detail = run.call("carry_problem", problem)
+                sys.stderr.write(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
+
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
@@ -170,14 +234,14 @@ class Session:
                 while self._in_flight:  # let the running calls finish (no await between test and clear)
                     self._drained.clear()
                     await self._drained.wait()
-                resolved, watched = self._resolve()
+                resolved, watched, run = self._resolve()
                 old = self.current
                 if resolved.errors:
                     sys.stderr.write(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
-                self.current = await self._load(resolved, watched, old.ceiling)
+                self.current = await self._load(resolved, watched, run, old.ceiling)
                 await old.host.stop()
             finally:
                 self._reloading = False
@@ -222,7 +286,7 @@ class Session:
         names = loaded.grants.view(name, parent)
         if names is None:
             raise CallRefused(403, say(loaded.resolved.messages, "not_delegating", agent=str(parent)))
-        served, allowed = loaded.host.report.loaded, loaded.ceiling.tool_set(name, parent)
+        served, allowed = loaded.validators, loaded.ceiling.tool_set(name, parent)
         found = loaded.visible[key] = [tool for tool in names if tool in served and tool in allowed]
         return found
 
@@ -238,7 +302,7 @@ class Session:
         assert self.current is not None
         loaded = self.current
         served = loaded.host.report.loaded
-        names = list(served) if everything else self.visible(loaded, agent, parent)
+        names = list(loaded.validators) if everything else self.visible(loaded, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
     def hidden_by_agent(self) -> dict[str, list[str]]:
@@ -247,7 +311,7 @@ class Session:
         standard harness's plugin hides them from the agent's model (calls are refused anyway)."""
         assert self.current is not None
         loaded = self.current
-        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.host.report.loaded)
+        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.validators)
         hidden = {}
         for agent in loaded.harness.agents:
             seen = loaded.grants.tool_set(agent.name, None) & loaded.ceiling.tool_set(agent.name, None)
@@ -272,20 +336,41 @@ class Session:
         try:
             messages = loaded.resolved.messages
             name = agent or self.agent
-            if tool not in loaded.host.report.loaded:
+            if tool not in loaded.validators:  # not loaded, or its schema is invalid
                 raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
             if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
                 raise self._refusal(loaded, tool, name, parent)
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
+            problem = argument_problem(loaded.validators[tool], args, loaded.argument_messages)
+            if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
+                raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded, name)
             try:
-                return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+                outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+                if outcome.ok and tool in loaded.view_outputs and tool not in self._view_misfits:
+                    self._check_view_output(loaded, tool, outcome.output)
+                return outcome
             except HostDied as died:
                 text = say(messages, "host_died", tool=tool, agent=name, detail=str(died))
                 return CallOutcome(False, error=text, reason="host_died")
         finally:
             self._leave()
+
+    def _check_view_output(self, loaded: Loaded, tool: str, output: str) -> None:
+        """Log, once per tool and session, an override's output that does not fit the JSON the
+        web UI's view of that tool reads (the rules' ``VIEW_OUTPUTS``): the view shows it raw."""
+        messages = loaded.resolved.messages
+        try:
+            document = json.loads(output)
+        except ValueError:
+            problem: str | None = messages["output_not_json"]
+        else:
+            problem = argument_problem(loaded.view_outputs[tool], document, loaded.argument_messages)
+        if problem is not None:
+            self._view_misfits.add(tool)
+            sys.stderr.write(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+
 
 
 def _stamp(path: str) -> tuple[int, int]:

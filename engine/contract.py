@@ -66,6 +66,8 @@ MODULE = {
     "description": "string",
     "parameters": "any",
     "schema_problem": "string?",
+    # where a harness would not offer the model `parameters` as written (``daemon/carried.py``)
+    "uncarried": [{"harness": "string", "kind": "string", "keyword": "string", "at": "string"}],
 }
 
 FACTS = {

@@ -379,9 +379,17 @@ DAEMON_MESSAGE_KEYS = (
     "client_gone",
     "bad_request",
     "internal_error",
+    "invalid_arguments",
+    "invalid_schema",
+    "not_carried",
+    "view_output",
+    "output_not_json",
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
+#: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/arguments.py``)
+_ARGUMENT_MESSAGE = Template(("property", "value", "allowed", "keyword"))
+ARGUMENT_MESSAGES = Record({"root": Str(), "keywords": Record({}, rest=_ARGUMENT_MESSAGE), "other": _ARGUMENT_MESSAGE})
 #: what `tools new` does: where the module goes, its text, the manifest edit, or why not
 NEW_TOOL_PLAN = Record(
     {
@@ -448,6 +456,11 @@ VALUES: dict[str, Shape] = {
     "PLATFORM_ENV": ListOf(Str(), "variable names"),
     "PROVIDER_KEYS": ListOf(Str(), "variable names"),
     "DAEMON_MESSAGES": DAEMON_MESSAGES,
+    "ARGUMENT_MESSAGES": ARGUMENT_MESSAGES,
+    "VIEW_OUTPUTS": Record({}, rest=Map("a JSON Schema")),
+    "SCHEMA_CARRIED": Record(
+        {}, rest=Record({"top_level": STRINGS, "property_reserved": STRINGS, "dropped_if_boolean": STRINGS})
+    ),
     "SUPPRESSION": Record(
         {
             "pattern": Regex(
@@ -488,6 +501,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "migrate_report": (("plan", "dry_run"), ListOf(Str(), "lines")),
     "migrate_nothing": ((), Str()),
     "migrate_refusal": (("reason", "detail"), Str()),
+    "carry_problem": (("problem",), Str()),
 }
 
 
