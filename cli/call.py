@@ -31,7 +31,7 @@ def tools_call(
     if arguments == "-":
         arguments = sys.stdin.read()
     try:
-        session = Session(path, rules, harness, agent, bun(rules), timeout, only=name)
+        session = Session(path, rules, harness, agent, bun(rules, path), timeout, only=name)
         report = call_once(session, name, arguments)
     except UnknownHarness as err:
         raise UsageError(str(err)) from None

@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..shared import beeuni_version
 from . import summary_paragraph
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def sarif_log(findings: Findings) -> dict[str, Any]:
                 "tool": {
                     "driver": {
                         "name": "beeuni",
-                        "version": _version(),
+                        "version": beeuni_version(),
                         "rules": [descriptors[rule_id] for rule_id in rule_ids],
                     }
                 },
@@ -114,12 +115,3 @@ def _fix(edit: TextEdit) -> dict[str, Any]:
             }
         ]
     }
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("beeuni")
-    except PackageNotFoundError:
-        return "unknown"
