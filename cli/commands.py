@@ -212,27 +212,41 @@ def _help_pattern(run: ProjectRun) -> Regex | None:
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:
-    """The diagnostics of every manifest, for a machine format. With several manifests each
-    file is named by its path from the current folder (the manifest's folder as given, then the
-    repo-relative path), so that one report covers a monorepo's projects."""
+    """The diagnostics of every manifest, for a CI format: each file named by its path from the
+    root of the git repository that holds it, else from the current folder (``ci_paths.py``),
+    for one manifest as for several; the folder they are named from, when all share one, is
+    SARIF's ``%SRCROOT%``."""
+    import copy
+
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.spans import Sources, read_from
+    from .ci_paths import base_folder
     from .formats import Findings
 
-    runs = [c for c in checked if c.run is not None]
-    if len(checked) == 1 and runs:
-        run = runs[0].run
-        assert run is not None
-        return Findings(_shown_diagnostics(run, quiet), run.program["rules"], Sources(read_from(run.repo.root)))
     diagnostics = []
-    for c in runs:
-        assert c.run is not None and c.shown is not None
-        folder = os.path.dirname(c.shown)
-        for d in _shown_diagnostics(c.run, quiet):
-            file = os.path.join(folder, d.file)
-            diagnostics.append(Diagnostic(d.rule, d.severity, d.message, file, d.line, d.column))
-    rules_metadata = runs[0].run.program["rules"] if runs and runs[0].run is not None else []
-    return Findings(diagnostics, rules_metadata, Sources(read_from(os.getcwd())))
+    full_paths: dict[str, str] = {}  # a file as named → its path on disk
+    bases = set()
+    runs = [c.run for c in checked if c.run is not None]
+    for run in runs:
+        base = base_folder(run.repo.root)
+        bases.add(base)
+
+        def named(file: str, root: str = run.repo.root, base: str = base) -> str:
+            full = os.path.join(root, file)
+            name = os.path.relpath(full, base)
+            full_paths[name] = full
+            return name
+
+        for d in _shown_diagnostics(run, quiet):
+            moved = Diagnostic(d.rule, d.severity, d.message, named(d.file), d.line, d.column, d.fix_value)
+            if d.fix is not None:
+                moved.fix = copy.copy(d.fix)
+                moved.fix.file = named(d.fix.file)
+            diagnostics.append(moved)
+    read = read_from(os.sep)
+    sources = Sources(lambda file: read(full_paths[file]) if file in full_paths else None)
+    rules_metadata = runs[0].program["rules"] if runs else []
+    return Findings(diagnostics, rules_metadata, sources, bases.pop() if len(bases) == 1 else None)
 
 
 def tools_ls(

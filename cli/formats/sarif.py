@@ -12,6 +12,7 @@ and a region's end column is the one after its last character.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -40,23 +41,21 @@ def sarif_log(findings: Findings) -> dict[str, Any]:
         descriptors.setdefault(d.rule, {"id": d.rule})
     rule_ids = sorted(descriptors)
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    return {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "beeuni",
-                        "version": beeuni_version(),
-                        "rules": [descriptors[rule_id] for rule_id in rule_ids],
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": [_result(d, index[d.rule], findings) for d in findings.diagnostics],
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "beeuni",
+                "version": beeuni_version(),
+                "rules": [descriptors[rule_id] for rule_id in rule_ids],
             }
-        ],
+        },
     }
+    if findings.root is not None:
+        root = Path(findings.root).as_uri()
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": root if root.endswith("/") else root + "/"}}
+    run["columnKind"] = "unicodeCodePoints"
+    run["results"] = [_result(d, index[d.rule], findings) for d in findings.diagnostics]
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
 def _descriptor(rule: Mapping[str, Any]) -> dict[str, Any]:
