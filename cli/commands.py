@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 HELP_PATTERN = "HELP_PATTERN"
 #: the rules' JSON Schema of a manifest
 MANIFEST_SCHEMA = "MANIFEST_SCHEMA"
+#: the rules' end of the summary line when fixes exist
+FIX_HINT = "fix_hint"
 
 
 def guarded(command: Callable[[], int]) -> int:
@@ -110,7 +112,7 @@ def validate(
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
     runs = [c.run for c in checked if c.run is not None]
     if probe is not None and runs:
-        probe.keep(runs[0])
+        probe.keep(runs[0], fix_hint(runs[0]))
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
     return exit_status(worst, sum(run.count("warning") for run in runs), max_warnings)
 
@@ -172,7 +174,8 @@ def _write_validation(
             else:
                 report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
             if to_terminal and not quiet:
-                sys.stderr.write(f"{c.shown or c.run.manifest}: {report.summary(c.run.diagnostics())}\n")
+                counts = report.summary(c.run.diagnostics())
+                sys.stderr.write(f"{c.shown or c.run.manifest}: {counts}{fix_hint(c.run)}\n")
         return
     if to_terminal:
         for c in checked:
@@ -192,6 +195,14 @@ def _write_validation(
     from . import formats
 
     formats.write(output_format, _findings(checked, quiet), stream)
+
+
+def fix_hint(run: ProjectRun) -> str:
+    """The end of the summary line when fixes exist: the rules' ``fix_hint`` of how many."""
+    fixable = sum(1 for d in run.diagnostics() if d.fix is not None)
+    if not fixable or FIX_HINT not in run.program["fns"]:
+        return ""
+    return str(run.call(FIX_HINT, fixable))
 
 
 def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO) -> None:
