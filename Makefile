@@ -26,8 +26,11 @@ $(BUN): package.json package-lock.json
 	npm install --no-audit --no-fund --loglevel=error  # `npm ci` refuses a lock whose other-platform optional packages the registry lacks
 	touch $(BUN)
 
+# The Bun installed here is linked beside the virtualenv's scripts, where `beeuni` finds it
+# without PATH (daemon/bun.py).
 setup: $(DEPS) $(BUN)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
+	ln -sf $(BUN) $(BIN)/bun
 	rm -rf build
 
 example: setup

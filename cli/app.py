@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from . import commands
-from .shared import DEFAULT_MODULE_LIMIT, bun
+from .shared import DEFAULT_MODULE_LIMIT, beeuni_version, bun
 
 app = typer.Typer(
     name="beeuni",
@@ -20,6 +20,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
 rules_app = typer.Typer(help="List, explain, check and test the rules that validate a manifest.", no_args_is_help=True)
@@ -56,6 +57,22 @@ class RulesCheckFormat(StrEnum):
 
 def _exit(code: int) -> None:
     raise typer.Exit(code)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"beeuni {beeuni_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Validate a Beeuni project's manifest and resolve the tools its sessions get."""
 
 
 @app.command()
@@ -235,7 +252,7 @@ def daemon(
 
     _exit(
         commands.guarded(
-            lambda: serve(bun(rules), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
+            lambda: serve(bun(rules, path), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
         )
     )
 

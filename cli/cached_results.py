@@ -68,9 +68,10 @@ class Probe:
         report.write_resolved(resolved, as_json)
         return diagnostic_text.note_errors(manifest, errors)
 
-    def keep(self, run: ProjectRun) -> None:
-        """Store the diagnostics of ``run`` (checked, and written) with its dependency record."""
-        self.keep_result(run, (run.manifest, [d.as_dict() for d in run.diagnostics()]))
+    def keep(self, run: ProjectRun, fix_hint: str) -> None:
+        """Store the diagnostics of ``run`` (checked, and written) with its dependency record, and
+        the end of its summary line (``commands.fix_hint``: a text of the rules)."""
+        self.keep_result(run, (run.manifest, [d.as_dict() for d in run.diagnostics()], fix_hint))
 
     def keep_result(self, run: ProjectRun, result: Any) -> None:
         """Store ``result``, what ``run`` gave, with its dependency record (after everything of it
@@ -106,7 +107,7 @@ def look_up_resolve(path: str, rules: str | None, as_json: bool) -> tuple[Probe 
 
 def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None) -> int:
     """Write a stored result as ``commands.validate`` writes a checked one."""
-    manifest, diagnostics = result
+    manifest, diagnostics, fix_hint = result
     shown = [d for d in diagnostics if d["severity"] == "error"] if quiet else diagnostics
     if output_format == "json":
         from ..engine.visible import visible_json
@@ -121,7 +122,7 @@ def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None
             )
         )
         if not quiet:
-            sys.stderr.write(f"{manifest}: {diagnostic_text.summary(d['severity'] for d in diagnostics)}\n")
+            sys.stderr.write(f"{manifest}: {diagnostic_text.summary(d['severity'] for d in diagnostics)}{fix_hint}\n")
     errors = any(d["severity"] == "error" for d in diagnostics)
     warnings = sum(1 for d in diagnostics if d["severity"] == "warning")
     return diagnostic_text.exit_status(diagnostic_text.EXIT_ERRORS if errors else 0, warnings, max_warnings)

@@ -14,6 +14,9 @@ import sys
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
 from .shared import UsageError, bun
 
+#: the rules' text for `tools call` of a name the session does not have (when they define one)
+UNKNOWN_TOOL = "tools_call_unknown"
+
 
 def tools_call(
     name: str,
@@ -31,10 +34,12 @@ def tools_call(
     if arguments == "-":
         arguments = sys.stdin.read()
     try:
-        session = Session(path, rules, harness, agent, bun(rules), timeout, only=name)
+        session = Session(path, rules, harness, agent, bun(rules, path), timeout, only=name)
         report = call_once(session, name, arguments)
     except UnknownHarness as err:
         raise UsageError(str(err)) from None
+    if report.status == 404 and report.refused:
+        report.error = _unknown_tool(name, path, rules) or report.error
     if as_json:
         document: dict[str, object] = {}
         if report.error is None:
@@ -51,3 +56,15 @@ def tools_call(
     if report.error is None:
         return EXIT_OK
     return EXIT_FAILURE if report.refused else EXIT_ERRORS
+
+
+def _unknown_tool(name: str, path: str, rules: str | None) -> str | None:
+    """The rules' ``tools_call_unknown``: for a name the session does not have, the nearest one
+    and those it has; None when the rules do not say (a module that did not load, say)."""
+    from ..engine.project import open_project
+
+    run = open_project(path, rules)
+    if UNKNOWN_TOOL not in run.program["fns"]:
+        return None
+    hint: str | None = run.call(UNKNOWN_TOOL, name)
+    return hint

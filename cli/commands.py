@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 HELP_PATTERN = "HELP_PATTERN"
 #: the rules' JSON Schema of a manifest
 MANIFEST_SCHEMA = "MANIFEST_SCHEMA"
+#: the rules' end of the summary line when fixes exist
+FIX_HINT = "fix_hint"
 
 
 def guarded(command: Callable[[], int]) -> int:
@@ -110,7 +112,7 @@ def validate(
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
     runs = [c.run for c in checked if c.run is not None]
     if probe is not None and runs:
-        probe.keep(runs[0])
+        probe.keep(runs[0], fix_hint(runs[0]))
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
     return exit_status(worst, sum(run.count("warning") for run in runs), max_warnings)
 
@@ -172,7 +174,8 @@ def _write_validation(
             else:
                 report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
             if to_terminal and not quiet:
-                sys.stderr.write(f"{c.shown or c.run.manifest}: {report.summary(c.run.diagnostics())}\n")
+                counts = report.summary(c.run.diagnostics())
+                sys.stderr.write(f"{c.shown or c.run.manifest}: {counts}{fix_hint(c.run)}\n")
         return
     if to_terminal:
         for c in checked:
@@ -194,6 +197,14 @@ def _write_validation(
     formats.write(output_format, _findings(checked, quiet), stream)
 
 
+def fix_hint(run: ProjectRun) -> str:
+    """The end of the summary line when fixes exist: the rules' ``fix_hint`` of how many."""
+    fixable = sum(1 for d in run.diagnostics() if d.fix is not None)
+    if not fixable or FIX_HINT not in run.program["fns"]:
+        return ""
+    return str(run.call(FIX_HINT, fixable))
+
+
 def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO) -> None:
     from ..engine.spans import Sources, read_from
     from .frames import write_frames
@@ -212,27 +223,41 @@ def _help_pattern(run: ProjectRun) -> Regex | None:
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:
-    """The diagnostics of every manifest, for a machine format. With several manifests each
-    file is named by its path from the current folder (the manifest's folder as given, then the
-    repo-relative path), so that one report covers a monorepo's projects."""
+    """The diagnostics of every manifest, for a CI format: each file named by its path from the
+    root of the git repository that holds it, else from the current folder (``ci_paths.py``),
+    for one manifest as for several; the folder they are named from, when all share one, is
+    SARIF's ``%SRCROOT%``."""
+    import copy
+
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.spans import Sources, read_from
+    from .ci_paths import base_folder
     from .formats import Findings
 
-    runs = [c for c in checked if c.run is not None]
-    if len(checked) == 1 and runs:
-        run = runs[0].run
-        assert run is not None
-        return Findings(_shown_diagnostics(run, quiet), run.program["rules"], Sources(read_from(run.repo.root)))
     diagnostics = []
-    for c in runs:
-        assert c.run is not None and c.shown is not None
-        folder = os.path.dirname(c.shown)
-        for d in _shown_diagnostics(c.run, quiet):
-            file = os.path.join(folder, d.file)
-            diagnostics.append(Diagnostic(d.rule, d.severity, d.message, file, d.line, d.column))
-    rules_metadata = runs[0].run.program["rules"] if runs and runs[0].run is not None else []
-    return Findings(diagnostics, rules_metadata, Sources(read_from(os.getcwd())))
+    full_paths: dict[str, str] = {}  # a file as named → its path on disk
+    bases = set()
+    runs = [c.run for c in checked if c.run is not None]
+    for run in runs:
+        base = base_folder(run.repo.root)
+        bases.add(base)
+
+        def named(file: str, root: str = run.repo.root, base: str = base) -> str:
+            full = os.path.join(root, file)
+            name = os.path.relpath(full, base)
+            full_paths[name] = full
+            return name
+
+        for d in _shown_diagnostics(run, quiet):
+            moved = Diagnostic(d.rule, d.severity, d.message, named(d.file), d.line, d.column, d.fix_value)
+            if d.fix is not None:
+                moved.fix = copy.copy(d.fix)
+                moved.fix.file = named(d.fix.file)
+            diagnostics.append(moved)
+    read = read_from(os.sep)
+    sources = Sources(lambda file: read(full_paths[file]) if file in full_paths else None)
+    rules_metadata = runs[0].program["rules"] if runs else []
+    return Findings(diagnostics, rules_metadata, sources, bases.pop() if len(bases) == 1 else None)
 
 
 def tools_ls(

@@ -143,6 +143,9 @@ def main(exit_at_once: bool = False) -> None:
     # cyclic garbage collector would only walk them again and again (a third of a large run),
     # and once more at exit, unless they are frozen out of its reach first.
     gc.disable()
+    from .closed_pipe import drop_output_once_the_reader_leaves
+
+    drop_output_once_the_reader_leaves()
     try:
         status = fast_command(sys.argv[1:])
         if status is None:

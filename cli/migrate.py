@@ -20,6 +20,7 @@ from ..engine.opencode_source import SourceFile, converted_module, read_tool_fil
 from ..engine.project import open_project
 from ..engine.visible import visible
 from .diagnostic_text import EXIT_FAILURE, EXIT_OK
+from .progress import label_of, progress
 from .shared import bun
 from .tool_files import Changes, Refusal, edited_manifest, writable
 
@@ -93,7 +94,8 @@ def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str,
 
     zod = [{"package": str(s["package"]), "member": str(s["member"])} for s in run.output("OPENCODE_ZOD_SOURCES")]
     modules = [(path, run.repo.absolute(path)) for path in paths]
-    return probe_modules(bun(run), modules, run.repo.root, limit, {"zod": zod})
+    with progress(lambda: label_of(run, "tools_migrate"), len(modules)) as probed:
+        return probe_modules(bun(run), modules, run.repo.root, limit, {"zod": zod}, probed)
 
 
 def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, Any]]) -> list[dict[str, Any]]:

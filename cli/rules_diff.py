@@ -11,8 +11,9 @@ import os
 import sys
 
 from ..engine.corpus_run import SchedulerUnavailable, local_workers, pack, run_dask, run_local
-from ..engine.project import load_rules
+from ..engine.project import load_rules, rules_only
 from . import diff_report
+from .progress import label_of, progress
 from .shared import UsageError
 
 
@@ -37,10 +38,11 @@ def rules_diff(
         raise UsageError("--workers is for the local run; a Dask cluster has its own workers")
     base_rules, new_rules = pack(load_rules(base)), pack(load_rules(rules))
     try:
-        if scheduler is not None:
-            results = run_dask(listed, base_rules, new_rules, scheduler)
-        else:
-            results = run_local(listed, base_rules, new_rules, workers or local_workers())
+        with progress(lambda: label_of(rules_only(rules), "rules_diff"), len(listed)) as compared:
+            if scheduler is not None:
+                results = run_dask(listed, base_rules, new_rules, scheduler, compared)
+            else:
+                results = run_local(listed, base_rules, new_rules, workers or local_workers(), compared)
     except SchedulerUnavailable as err:
         raise UsageError(str(err)) from None
     names = (base, rules if rules is not None else "rules")

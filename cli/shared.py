@@ -1,6 +1,6 @@
 """What several modules of the command line share: the error of a request a command cannot
-serve, the Bun lookup of the commands that run tool modules, the module load limit and the
-output formats.
+serve, the Bun lookup of the commands that run tool modules, the module load limit, the output
+formats and the version.
 
 It imports nothing else from cli/ (the other modules import it, never the reverse), and nothing
 heavy at import: the hand-parsed fast path of ``main.py`` reads the formats from here.
@@ -24,18 +24,36 @@ FORMATS = (*TEXT_FORMATS, "json", *MACHINE_FORMATS)
 RULES_CHECK_FORMATS = ("text", *MACHINE_FORMATS)
 
 
+def beeuni_version() -> str:
+    """The installed package's version (``--version``, SARIF's tool, the language server)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("beeuni")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class UsageError(Exception):
     """A request the command cannot serve (an unknown agent, a bad combination of options)."""
 
 
-def bun(rules: ProjectRun | str | None) -> str:
-    """Bun's path, for the commands that run tool modules; without Bun, a usage error saying how
-    to install it — the ``BUN_MISSING`` of the project's rules (a run), or of a rules folder."""
+def bun(rules: ProjectRun | str | None, project: str | None = None) -> str:
+    """Bun's path, for the commands that run tool modules of a project (a run, or ``project``: a
+    manifest or its folder, as on the command line; ``daemon/bun.py`` says where it looks); without
+    Bun, a usage error saying how to install it — the ``BUN_MISSING`` of the project's rules (a
+    run), or of a rules folder."""
+    import os
+
     from ..daemon.bun import BunMissing, find_bun
     from ..engine.project import ProjectRun, rules_only
 
+    if isinstance(rules, ProjectRun):
+        project = rules.repo.root
+    elif project is not None and not os.path.isdir(project):
+        project = os.path.dirname(os.path.abspath(project))
     try:
-        return find_bun()
+        return find_bun(project)
     except BunMissing:
         from ..engine.lang.values import text
 

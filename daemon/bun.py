@@ -5,21 +5,41 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 
 class BunMissing(Exception):
-    """Bun is not on PATH, nor where ``BEEUNI_BUN`` says; the text telling how to install it is
-    the rules' (``BUN_MISSING``)."""
+    """Bun is nowhere ``find_bun`` looks; the text telling how to install it is the rules'
+    (``BUN_MISSING``)."""
 
 
-def find_bun() -> str:
-    """Bun from the environment (``BEEUNI_BUN``) or on PATH."""
+def find_bun(project: str | None = None) -> str:
+    """Bun's path. In this order: where ``BEEUNI_BUN`` says (and only there, when it is set); the
+    ``node_modules/.bin/bun`` of the ``project`` folder or of a folder above it (where
+    ``npm install bun`` puts it, as ``npm run`` finds it); the ``bun`` beside this Python's own
+    scripts (``make setup`` links the one it installed there); then PATH."""
     configured = os.environ.get("BEEUNI_BUN")
     if configured:
         if not os.access(configured, os.X_OK):
             raise BunMissing()
         return configured
+    installed = os.path.join(sys.prefix, "bin", "bun")
+    for candidate in [*(_project_buns(project) if project else []), installed]:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
     found = shutil.which("bun")
     if found is None:
         raise BunMissing()
     return found
+
+
+def _project_buns(project: str) -> list[str]:
+    """``node_modules/.bin/bun`` in ``project`` and each folder above it, nearest first."""
+    folder = os.path.abspath(project)
+    found = []
+    while True:
+        found.append(os.path.join(folder, "node_modules", ".bin", "bun"))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return found
+        folder = parent

@@ -18,7 +18,10 @@ import selectors
 import subprocess
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")  # not from host.py: no asyncio here
 
@@ -26,7 +29,12 @@ STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first mo
 
 
 def probe_modules(
-    bun: str, modules: list[tuple[str, str]], root: str, limit: float, opencode: dict[str, Any] | None = None
+    bun: str,
+    modules: list[tuple[str, str]],
+    root: str,
+    limit: float,
+    opencode: dict[str, Any] | None = None,
+    probed: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Probe ``modules`` (tool name, absolute path) with Bun started in ``root``; paths under
     ``root`` in error messages are shown repo-relative. One fact per module, in the given order.
@@ -40,7 +48,7 @@ def probe_modules(
     if opencode is None:
         warming.start()
     while pending:
-        for name, fact in _probe_run(bun, pending, root, limit, opencode):
+        for name, fact in _probe_run(bun, pending, root, limit, opencode, probed):
             found[name] = fact
         pending = [(name, path) for name, path in pending if name not in found]
     facts = [found[name] for name, _ in modules]
@@ -77,10 +85,16 @@ def _fact(
 
 
 def _probe_run(
-    bun: str, pending: list[tuple[str, str]], root: str, limit: float, opencode: dict[str, Any] | None
+    bun: str,
+    pending: list[tuple[str, str]],
+    root: str,
+    limit: float,
+    opencode: dict[str, Any] | None,
+    probed: Callable[[int], None] | None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """One Bun process over ``pending``: what it reported before it finished, stopped or was
-    killed — at least one module's fact, so the caller always progresses."""
+    killed — at least one module's fact, so the caller always progresses (``probed`` is told of
+    each module Bun reported on)."""
     process = subprocess.Popen(
         [bun, "--no-install", HOST_SCRIPT],
         stdin=subprocess.PIPE,
@@ -142,6 +156,8 @@ def _probe_run(
                         fact = _fact(name, "error", message["error"])
                     results.append((name, fact))
                     current = None
+                    if probed is not None:
+                        probed(1)
                 elif message["op"] == "probe_done":
                     return results
     finally:

@@ -122,8 +122,9 @@ class Session:
             if tool.module is not None:
                 modules[tool.name] = self.repo.absolute(tool.module)
             elif tool.builtin is not None:
-                # a Beeuni tool's module ships in the rules folder (`beeuni rules check` saw it there)
-                modules[tool.name] = os.path.join(rules_folder(self.rules)[0], tool.builtin)
+                # a Beeuni tool's module ships in the rules folder (`beeuni rules check` saw it
+                # there); absolute, as Bun would take a relative `--rules` from the host's folder
+                modules[tool.name] = os.path.abspath(os.path.join(rules_folder(self.rules)[0], tool.builtin))
         return modules
 
     async def start(self) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from .rules_diff import compare_project, not_compared
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     Project = tuple[str, str]  # (as shown in the report, path to read)
@@ -88,19 +88,38 @@ def local_workers() -> int:
         return os.cpu_count() or 1
 
 
-def run_local(projects: Sequence[Project], base: PackedRules, new: PackedRules, workers: int) -> list[dict[str, Any]]:
-    """Compare every project with ``workers`` processes (1: in this process)."""
+def _nothing(done: int) -> None:
+    """No one follows the progress."""
+
+
+def run_local(
+    projects: Sequence[Project],
+    base: PackedRules,
+    new: PackedRules,
+    workers: int,
+    compared: Callable[[int], None] = _nothing,
+) -> list[dict[str, Any]]:
+    """Compare every project with ``workers`` processes (1: in this process); ``compared`` is
+    told how many projects each finished batch held."""
     if workers <= 1 or len(projects) <= 1:
-        return compare_batch(projects, base, new)
+        results = compare_batch(projects, base, new)
+        compared(len(projects))
+        return results
     from concurrent.futures import ProcessPoolExecutor
 
     work = batches(projects, workers)
     with ProcessPoolExecutor(max_workers=workers, initializer=_install, initargs=(base, new)) as pool:
         futures = [pool.submit(_compare_installed_batch, batch) for batch in work]
-        return _collect(work, futures)
+        return _collect(work, futures, compared)
 
 
-def run_dask(projects: Sequence[Project], base: PackedRules, new: PackedRules, address: str) -> list[dict[str, Any]]:
+def run_dask(
+    projects: Sequence[Project],
+    base: PackedRules,
+    new: PackedRules,
+    address: str,
+    compared: Callable[[int], None] = _nothing,
+) -> list[dict[str, Any]]:
     """Compare every project on the Dask cluster whose scheduler listens at ``address``."""
     from importlib import import_module
 
@@ -120,10 +139,12 @@ def run_dask(projects: Sequence[Project], base: PackedRules, new: PackedRules, a
         [new_data] = client.scatter([new], broadcast=True, hash=False)
         work = batches(projects, workers)
         futures = client.map(compare_batch, work, base=base_data, new=new_data, pure=False)
-        return _collect(work, futures)
+        return _collect(work, futures, compared)
 
 
-def _collect(work: list[list[Project]], futures: Sequence[Any]) -> list[dict[str, Any]]:
+def _collect(
+    work: list[list[Project]], futures: Sequence[Any], compared: Callable[[int], None]
+) -> list[dict[str, Any]]:
     """Every batch's results (``futures``: one per batch, of either scheduler) in the order of the
     projects; a failed batch is a failure of each of its projects, under both rule sets."""
     collected: list[dict[str, Any]] = []
@@ -133,4 +154,5 @@ def _collect(work: list[list[Project]], futures: Sequence[Any]) -> list[dict[str
         except Exception as err:
             reason = f"the worker failed: {type(err).__name__}: {err}"
             collected.extend(not_compared(shown, reason) for shown, _ in batch)
+        compared(len(batch))
     return collected

@@ -540,11 +540,14 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     ),
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
+    "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
 }
 #: the functions called when the rules define them, their parameters and the shape of what they give
 OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "hover_tool": (("name",), Nullable(ListOf(Nullable(Str()), "Markdown lines, null for none"))),
     "session_model_ok": (("model",), Bool()),
+    "tools_call_unknown": (("name",), Nullable(Str())),
+    "fix_hint": (("count",), Str()),
 }
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Bump when the record's shape changes.
-FORMAT = 3
+FORMAT = 4
 #: set (to anything but empty or ``0``) to neither read nor write results
 NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
 

@@ -18,6 +18,8 @@ from beeuni.engine.spans import Sources
 from conftest import ROOT, run_beeuni
 
 CASE = ROOT / "tests" / "golden" / "ci-formats"
+#: the CI formats name a file by its path from the root of the git repository: this clone's
+IN_CLONE = "tests/golden/ci-formats/project/"
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "schemas" / "sarif-schema-2.1.0.json").read_text())
 
 
@@ -43,7 +45,8 @@ def test_sarif_describes_every_rule_and_points_results_at_repo_relative_regions(
     assert rules[imported["ruleIndex"]]["id"] == "tools/unknown-beeuni-tool"
     location = imported["locations"][0]["physicalLocation"]
     # `  lookup: beeuni:lookp` — the value's 12 characters from column 11
-    assert location["artifactLocation"] == {"uri": "more/tools.yaml", "uriBaseId": "%SRCROOT%"}
+    assert location["artifactLocation"] == {"uri": IN_CLONE + "more/tools.yaml", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": ROOT.as_uri() + "/"}}
     assert location["region"] == {"startLine": 2, "startColumn": 11, "endLine": 2, "endColumn": 23}
 
 
@@ -70,7 +73,7 @@ def test_sarif_results_carry_the_fixes_validate_fix_makes() -> None:
             "endColumn": fix["end_column"],
         }
         change = {
-            "artifactLocation": {"uri": fix["file"], "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": IN_CLONE + fix["file"], "uriBaseId": "%SRCROOT%"},
             "replacements": [{"deletedRegion": region, "insertedContent": {"text": fix["replacement"]}}],
         }
         expected[(d["rule"], d["line"])] = [{"artifactChanges": [change]}]
@@ -92,7 +95,9 @@ def test_github_escapes_data_and_properties_as_github_defines() -> None:
 
 def test_github_workflow_commands_carry_severity_position_and_rule() -> None:
     lines = run_beeuni(["validate", "project", "--format", "github"], cwd=CASE).stdout.splitlines()
-    assert lines[0].startswith("::error file=beeuni.yaml,line=5,col=15,endLine=5,endColumn=34,title=tools/beeuni-ref::")
+    assert lines[0].startswith(
+        f"::error file={IN_CLONE}beeuni.yaml,line=5,col=15,endLine=5,endColumn=34,title=tools/beeuni-ref::"
+    )
     assert lines[1].startswith("::notice ")
     assert "::tool name `100%25, right: no` must" in lines[2]
     assert "`two\\nlines`" in lines[3]  # a manifest's line break is shown escaped, in every format
@@ -108,7 +113,7 @@ def test_github_appends_a_markdown_table_to_the_step_summary(tmp_path: Path) -> 
     assert result.code == 1
     text = summary.read_text()
     assert text.startswith("earlier step\n### beeuni: 4 errors, 1 warning, 1 info\n\n| Severity | Rule | Location |")
-    assert "| error | `tools/name-format` | `beeuni.yaml:8:3` | tool name `two\\\\nlines` must be" in text
+    assert f"| error | `tools/name-format` | `{IN_CLONE}beeuni.yaml:8:3` | tool name `two\\\\nlines` must be" in text
     assert text.count("\n| ") == 2 + 6
 
 
@@ -288,3 +293,34 @@ def test_rules_check_writes_the_same_formats(tmp_path: Path) -> None:
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rules/tools.rules"
     github = run_beeuni(["rules", "check", "rules", "--format", "github"], cwd=tmp_path)
     assert "::error file=rules/tools.rules,line=" in github.stdout
+
+
+def test_ci_formats_name_files_from_the_git_root_else_the_current_folder(tmp_path: Path) -> None:
+    """A monorepo: each file by its path from the root of the git repository that holds it, for
+    one path as for several, whatever the current folder; outside git, from the current folder.
+    Text keeps the manifest's own paths."""
+    import subprocess
+
+    mono = tmp_path / "mono"
+    for name in ("shop", "support"):
+        shutil.copytree(CASE / "project", mono / "projects" / name)
+    outside = run_beeuni(["validate", "projects/shop", "--format", "github"], cwd=mono).stdout.splitlines()
+    files = [line.split(",")[0].split(" file=")[1] for line in outside]
+    assert files == ["projects/shop/beeuni.yaml"] * 5 + ["projects/shop/more/tools.yaml"]
+
+    subprocess.run(["git", "init", "-q"], cwd=mono, check=True)
+    projects = mono / "projects"
+    one = run_beeuni(["validate", "shop", "--format", "github"], cwd=projects).stdout
+    assert one == "\n".join(outside) + "\n"
+    target = tmp_path / "shop.sarif"
+    run_beeuni(["validate", "shop", "support", "--format", "sarif", "--output", str(target)], cwd=projects)
+    log = json.loads(target.read_text())
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)
+    assert log["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": mono.as_uri() + "/"}}
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
+    files_of = ("beeuni.yaml", "more/tools.yaml")
+    assert uris == {f"projects/{name}/{file}" for name in ("shop", "support") for file in files_of}
+    gitlab = json.loads(run_beeuni(["validate", "../support", "--format", "gitlab"], cwd=projects / "shop").stdout)
+    assert {issue["location"]["path"] for issue in gitlab} == {f"projects/support/{file}" for file in files_of}
+    text = run_beeuni(["validate", "shop"], cwd=projects).stdout
+    assert text.startswith("beeuni.yaml:5:15: error[tools/beeuni-ref]")

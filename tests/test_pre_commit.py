@@ -58,3 +58,11 @@ def test_the_hook_checks_the_manifest_and_its_imports(tmp_path: Path) -> None:
     fixed = pre_commit("--all-files")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "Passed" in fixed.stdout
+
+    # a warning passes, and is shown
+    (project / "beeuni.yaml").write_text("imports: [more/tools.yaml]\n")
+    git("add", "-A", cwd=project)
+    warned = pre_commit("--files", "beeuni.yaml")
+    assert warned.returncode == 0, warned.stdout + warned.stderr
+    assert "Passed" in warned.stdout
+    assert "more/tools.yaml:1:1: warning[tools/no-beeuni-tool]" in warned.stdout

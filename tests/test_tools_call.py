@@ -150,7 +150,11 @@ def test_a_string_is_printed_as_it_is(project: Path) -> None:
 
 def test_refusals_are_the_daemons_404_and_403(project: Path) -> None:
     missing = call(project, "no_such_tool")
-    assert (missing.code, missing.stderr) == (2, "beeuni: no tool named no_such_tool is loaded\n")
+    assert missing.code == 2
+    assert missing.stderr.startswith("beeuni: no tool named `no_such_tool` is loaded; the session's tools: memory, ")
+    near = call(project, "weather_nw")  # the nearest name, then every name the session has
+    assert near.code == 2 and "is loaded; did you mean `weather_now`?; the session's tools: " in near.stderr
+    assert {"memory", "weather_now", "plain"} <= set(near.stderr.rstrip("\n").split(": ")[-1].split(", "))
     hidden = call(project, "weather_now", "--agent", "reader", "--args", '{"city": "Berlin"}')
     assert (hidden.code, hidden.stderr) == (2, "beeuni: agent reader does not see the tool weather_now\n")
     as_json = json.loads(call(project, "weather_now", "--agent", "reader", "--json").stdout)

@@ -42,7 +42,9 @@ def test_zod_that_no_node_modules_holds_is_the_daemons_reason(tmp_path: Path) ->
 
 
 def test_without_bun_it_says_how_to_install_it(tmp_path: Path) -> None:
-    result = run_beeuni(["validate", "--modules", str(STARTER)], cwd=tmp_path, env={"BEEUNI_BUN": "", "PATH": "/"})
+    result = run_beeuni(
+        ["validate", "--modules", str(STARTER)], cwd=tmp_path, env={"BEEUNI_BUN": str(tmp_path / "no-bun")}
+    )
     assert result.code == 2
     assert result.stdout == ""
     assert result.stderr.startswith("beeuni: Bun is not installed: install it (`npm install --global bun`")
@@ -94,7 +96,7 @@ def test_the_missing_bun_text_is_the_rules(tmp_path: Path) -> None:
     shutil.copytree(STARTER, project)
     (project / ".opencode" / "tools").mkdir(parents=True)
     (project / ".opencode" / "tools" / "mine.ts").write_text("export default { description: 'x' }\n")
-    no_bun = {"BEEUNI_BUN": "", "PATH": "/"}
+    no_bun = {"BEEUNI_BUN": str(tmp_path / "no-bun")}  # set, Bun is looked for there alone
     for command in (
         ["validate", "--modules", "project"],
         ["tools", "call", "web_search", "project"],

@@ -26,6 +26,8 @@ class Findings(NamedTuple):
     #: gets a descriptor with its id alone)
     rules: Sequence[Mapping[str, Any]]
     sources: Sources
+    #: the folder the files are named from (SARIF's ``%SRCROOT%``), when one is
+    root: str | None = None
 
 
 def write(format_name: str, findings: Findings, stream: TextIO) -> None:

@@ -12,9 +12,11 @@ and a region's end column is the one after its last character.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ..shared import beeuni_version
 from . import summary_paragraph
 
 if TYPE_CHECKING:
@@ -39,23 +41,21 @@ def sarif_log(findings: Findings) -> dict[str, Any]:
         descriptors.setdefault(d.rule, {"id": d.rule})
     rule_ids = sorted(descriptors)
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
-    return {
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "beeuni",
-                        "version": _version(),
-                        "rules": [descriptors[rule_id] for rule_id in rule_ids],
-                    }
-                },
-                "columnKind": "unicodeCodePoints",
-                "results": [_result(d, index[d.rule], findings) for d in findings.diagnostics],
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "beeuni",
+                "version": beeuni_version(),
+                "rules": [descriptors[rule_id] for rule_id in rule_ids],
             }
-        ],
+        },
     }
+    if findings.root is not None:
+        root = Path(findings.root).as_uri()
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": root if root.endswith("/") else root + "/"}}
+    run["columnKind"] = "unicodeCodePoints"
+    run["results"] = [_result(d, index[d.rule], findings) for d in findings.diagnostics]
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
 def _descriptor(rule: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,12 +114,3 @@ def _fix(edit: TextEdit) -> dict[str, Any]:
             }
         ]
     }
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("beeuni")
-    except PackageNotFoundError:
-        return "unknown"

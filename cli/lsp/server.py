@@ -373,8 +373,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 
 def serve(rules_dir: str | None) -> int:
     import gc
-    from importlib.metadata import version
+
+    from ..shared import beeuni_version
 
     gc.set_threshold(*GC_THRESHOLDS)
-    build_server(rules_dir, version("beeuni")).start_io()
+    build_server(rules_dir, beeuni_version()).start_io()
     return 0
