@@ -178,7 +178,7 @@ def rules_folder(rules_dir: str | os.PathLike[str] | None = None) -> tuple[str, 
 
 def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     folder, shown = rules_folder(rules_dir)
-    return load_program(folder, RULES_INTERFACE, display=shown)
+    return load_program(folder, RULES_INTERFACE, display=shown, shipped=rules_dir is None)
 
 
 def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
