@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from .release import Release
     from .text_edit import TextEdit
 
 
@@ -84,6 +85,7 @@ class ProjectRun:
         facts["rule_ids"] = [rule["id"] for rule in program["rules"]]
         facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
         facts["unused_suppressions"] = LateFact()
+        facts["release"] = LazyFact(self._release)
         self.observer: Observer = Observer(repo, before.observer if before is not None else None)
         self.evaluation: Evaluation = Evaluation(
             program,
@@ -95,8 +97,35 @@ class ProjectRun:
             incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
+        self._given_release: tuple[Release | None] | None = None
         self._suppressions: Suppressions | None = None
         self._diagnostics: list[Diagnostic] | None = None
+
+    def _release(self) -> dict[str, Any]:
+        """The ``release`` fact (``release_facts.py``): what git tracks of the modules the rules
+        would load and of their imports; nothing to say without modules or outside git."""
+        from .release_facts import no_release
+
+        modules = self.output("modules_to_load")
+        if not modules:
+            return no_release()
+        from .release import Release
+        from .release_facts import release_fact
+
+        release = Release.of(self.repo.root) if self._given_release is None else self._given_release[0]
+        resolution = self.output("IMPORT_RESOLUTION") if "IMPORT_RESOLUTION" in self.program["lets"] else None
+        if resolution is None:  # rules that do not say how imports resolve: no release view
+            return no_release()
+        found = release_fact(release, self.observer, modules, resolution)
+        self.repo.release_asked = True
+        self.repo.release_signature = release.signature() if release is not None else None
+        return found
+
+    def set_release(self, release: Release | None) -> None:
+        """The release to check against instead of git's (None: no git repository), before
+        anything has read the ``release`` fact (a rules test case's, ``cli/rule_tests.py``)."""
+        assert "release" not in self.evaluation.values, "the release fact was read before it was set"
+        self._given_release = (release,)
 
     def add_module_facts(self, modules: list[dict[str, Any]]) -> None:
         """Hand the rules the ``modules`` fact (``beeuni validate --modules``); before anything

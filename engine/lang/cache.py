@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..cache_folder import read_record, write_record
+from ..cache_folder import blake2b, read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -32,18 +32,9 @@ if TYPE_CHECKING:
 FORMAT = 3
 
 
-def _blake2b(data: bytes) -> Any:
-    # the C module itself: ``hashlib`` loads OpenSSL on import, several times the cost of hashing
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # a Python built without it
-        from hashlib import blake2b
-    return blake2b(data, digest_size=20)
-
-
 def content_digest(paths: list[str], extra: str) -> str:
     """A digest of ``extra`` and of each file's name and bytes, in order."""
-    digest = _blake2b(f"beeuni-rules/{FORMAT}\n{extra}\n".encode())
+    digest = blake2b(f"beeuni-rules/{FORMAT}\n{extra}\n".encode())
     for index, path in enumerate(paths):
         with open(path, "rb") as handle:
             data = handle.read()
