@@ -136,6 +136,13 @@ class Release:
                     yield length
             at = data.find(needle, at + 1)
 
+    def tracked_paths(self) -> list[str]:
+        """Every path the index tracks, from the work tree's top (a full parse: for ``validate
+        --modules``, which copies the release; the checks ask ``tracks``)."""
+        if self._parsed is None:
+            self._parsed = frozenset(_parse_v2(self.data))
+        return sorted(path.decode("utf-8", "surrogateescape") for path in self._parsed)
+
     def _why_not(self, relative: str) -> str:
         if self._ignored is not None:
             return IGNORED if relative in self._ignored else UNTRACKED
@@ -179,6 +186,24 @@ def current_signature(root: str, recorded: Any) -> Any:
         for path in recorded[3]:
             release.state(path)
     return release.signature()
+
+
+def _parse_v2(data: bytes) -> list[bytes]:
+    """The paths of an index of version 2 or 3 (none of another file), intent-to-add left out."""
+    if data[:4] != b"DIRC":
+        return []
+    count = int.from_bytes(data[8:12], "big")
+    paths: list[bytes] = []
+    offset = 12
+    for _ in range(count):
+        flags = int.from_bytes(data[offset + 60 : offset + 62], "big")
+        extended = bool(flags & _EXTENDED)
+        head = 64 if extended else 62
+        end = data.index(b"\0", offset + head)
+        if not (extended and int.from_bytes(data[offset + 62 : offset + 64], "big") & _INTENT_TO_ADD):
+            paths.append(data[offset + head : end])
+        offset += (end - offset + 8) & ~7
+    return paths
 
 
 def _parse_v4(data: bytes) -> list[bytes]:

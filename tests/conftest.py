@@ -55,7 +55,13 @@ def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None =
         capture_output=True,
         text=True,
         # The tests' own cache folder (set below), never the user's: PATH and the rest stay out.
-        env={"NO_COLOR": "1", "PATH": "", "BEEUNI_CACHE_DIR": os.environ["BEEUNI_CACHE_DIR"], **(env or {})},
+        env={
+            "NO_COLOR": "1",
+            "PATH": "",
+            "BEEUNI_CACHE_DIR": os.environ["BEEUNI_CACHE_DIR"],
+            "GIT_CEILING_DIRECTORIES": os.environ["GIT_CEILING_DIRECTORIES"],
+            **(env or {}),
+        },
     )
     return Result(done.stdout, done.stderr, done.returncode)
 

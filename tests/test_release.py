@@ -102,3 +102,24 @@ def test_the_language_server_knows_the_release(repo: Path, tmp_path: Path) -> No
         assert client.diagnostics(uri) == []
     finally:
         client.close()
+
+
+def test_modules_load_in_a_copy_of_the_release(repo: Path) -> None:
+    """`validate --modules` loads each module where only tracked files are: a package that an
+    ignored node_modules supplies does not load there, as in every session; tracked, it does."""
+    project = repo / "project"
+    (project / "tools" / "a.ts").write_text(
+        "import { z } from 'zod'\nexport default { description: 'x', parameters: z.toJSONSchema({}), execute() {} }\n"
+    )
+    package = repo / "node_modules" / "zod"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "zod", "type": "module", "main": "index.js"}\n')
+    (package / "index.js").write_text("export const z = { toJSONSchema: () => ({ type: 'object', properties: {} }) }\n")
+    (repo / ".gitignore").write_text("node_modules/\n")
+    git(repo, "add", "-A")
+    ignored = run_beeuni(["validate", ".", "--modules", "--format", "concise"], cwd=project)
+    assert "error[modules/load] `tools/a.ts` does not load: Cannot find package 'zod'" in ignored.stdout, ignored.stdout
+    assert "error[release/package-not-in-release]" in ignored.stdout
+    git(repo, "add", "-f", "node_modules/zod")
+    tracked = run_beeuni(["validate", ".", "--modules", "--format", "concise"], cwd=project)
+    assert tracked.code == 0 and "error" not in tracked.stdout, tracked.stdout
