@@ -59,7 +59,9 @@ class ProjectRun:
     (an editor's unsaved buffers); ``merged``: the manifest already read (none: read it);
     ``before``: the run over an earlier version of the same project with the same rules (an
     editor's last check), from which what did not change is kept (``lang/carry.py``);
-    ``incremental``: keep what the next such run may need."""
+    ``incremental``: keep what the next such run may need; ``release_view``: check what a config
+    release holds (``validate`` and the language server do; a session's daemon, which runs in a
+    release, and the commands that show or change the manifest do not)."""
 
     def __init__(
         self,
@@ -70,6 +72,7 @@ class ProjectRun:
         merged: MergedManifest | None = None,
         before: ProjectRun | None = None,
         incremental: bool = False,
+        release_view: bool = False,
     ) -> None:
         self.repo = repo
         self.manifest = manifest
@@ -97,7 +100,7 @@ class ProjectRun:
             incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
-        self._given_release: tuple[Release | None] | None = None
+        self._given_release: tuple[Release | None] | None = None if release_view else (None,)
         self._suppressions: Suppressions | None = None
         self._diagnostics: list[Diagnostic] | None = None
 
@@ -210,9 +213,11 @@ def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any
     return load_program(folder, RULES_INTERFACE, display=shown, shipped=rules_dir is None)
 
 
-def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
+def open_project(
+    path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None, release_view: bool = False
+) -> ProjectRun:
     repo, manifest = locate(path)
-    return ProjectRun(repo, manifest, load_rules(rules_dir))
+    return ProjectRun(repo, manifest, load_rules(rules_dir), release_view=release_view)
 
 
 def rules_only(rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
