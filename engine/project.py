@@ -61,7 +61,7 @@ class ProjectRun:
     editor's last check), from which what did not change is kept (``lang/carry.py``);
     ``incremental``: keep what the next such run may need; ``release_view``: check what a config
     release holds (``validate`` and the language server do; a session's daemon, which runs in a
-    release, and the commands that show or change the manifest do not)."""
+    release, and the commands that list or edit the manifest do not)."""
 
     def __init__(
         self,
@@ -109,19 +109,21 @@ class ProjectRun:
         would load and of their imports; nothing to say without modules or outside git."""
         from .release_facts import no_release
 
+        given = self._given_release  # (a release given is not git's: nothing to ask again)
         modules = self.output("modules_to_load")
-        if not modules:
+        if not modules or (given is not None and given[0] is None):
+            return no_release()
+        resolution = self.output("IMPORT_RESOLUTION") if "IMPORT_RESOLUTION" in self.program["lets"] else None
+        if resolution is None:  # rules that do not say how imports resolve: no release view
             return no_release()
         from .release import Release
         from .release_facts import release_fact
 
-        release = Release.of(self.repo.root) if self._given_release is None else self._given_release[0]
-        resolution = self.output("IMPORT_RESOLUTION") if "IMPORT_RESOLUTION" in self.program["lets"] else None
-        if resolution is None:  # rules that do not say how imports resolve: no release view
-            return no_release()
+        release = Release.of(self.repo.root) if given is None else given[0]
         found = release_fact(release, self.observer, modules, resolution)
-        self.repo.release_asked = True
-        self.repo.release_signature = release.signature() if release is not None else None
+        if given is None:
+            self.repo.release_asked = True
+            self.repo.release_signature = release.signature() if release is not None else None
         return found
 
     def set_release(self, release: Release | None) -> None:
