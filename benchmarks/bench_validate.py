@@ -1,13 +1,15 @@
 """Cold `beeuni validate` (a new process per run) beside yamllint on the same files.
 
-    .venv/bin/python benchmarks/bench_validate.py [--runs 20] [--command resolve] [--sizes 2000] [--format sarif]
+    .venv/bin/python benchmarks/bench_validate.py [--runs 20] [--command resolve] [--sizes 2000] [--variants fresh]
+                                                  [--format sarif]
 
 Prints rows per project: the fastest and the median of the runs, for both tools, the ratio of
 the medians and beeuni's peak memory (the largest resident set of its runs, from ``wait4``). The
 large projects grow in steps, to show how time grows with the manifest. The two tools are run in
 turns, so that load from other processes on the machine falls on both alike.
 
-``validate`` and ``resolve`` get three rows per project: the first run on a project
+``validate`` and ``resolve`` get four rows per project: a fresh CI runner's run (every cache
+folder empty: the shipped rules loaded as installed, nothing cached), the first run on a project
 (``--no-cache``: the YAML read, the rules evaluated; the rule cache warm), a run after an edit
 (the result cache misses, the record is written) and an unchanged re-run (answered from the
 result cache, ``engine/result_cache.py``). The load average is printed before and after.
@@ -55,6 +57,17 @@ def _unchanged() -> None:
     pass
 
 
+class EmptyCache:
+    """Before each run, an empty cache folder, as on a fresh CI runner."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def __call__(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        os.makedirs(self.folder)
+
+
 class Edit:
     """Before each run, a different last comment line in the root manifest: the result cache
     misses, the project is checked and its record written, as after a user's edit."""
@@ -69,19 +82,23 @@ class Edit:
         self.manifest.write_text(f"{self.text}# edit {self.count}\n")
 
 
-def rows(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str]) -> str:
-    """Three rows for ``validate`` and ``resolve``: the first run of a project (``--no-cache``:
-    the rule cache warm), a run after an edit (a miss, the record written) and an unchanged
-    re-run (answered from the result cache); one for any other command."""
+def rows(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str], only: str) -> str:
+    """Four rows for ``validate`` and ``resolve``: a fresh runner's run (empty cache folders),
+    the first run of a project (``--no-cache``: the rule cache warm), a run after an edit (a
+    miss, the record written) and an unchanged re-run (answered from the result cache); one for
+    any other command."""
     if beeuni[1] not in ("validate", "resolve"):
         return row(label, beeuni, files, runs, env, _unchanged)
     variants = [
-        ("first run (--no-cache)", ["--no-cache"], _unchanged),
-        ("after an edit (miss, record written)", [], Edit(files[0])),
-        ("unchanged (result cache)", [], _unchanged),
+        ("fresh", "fresh runner (empty cache folders)", [], EmptyCache(env["BEEUNI_CACHE_DIR"])),
+        ("first", "first run (--no-cache)", ["--no-cache"], _unchanged),
+        ("edit", "after an edit (miss, record written)", [], Edit(files[0])),
+        ("unchanged", "unchanged (result cache)", [], _unchanged),
     ]
     return "\n".join(
-        row(f"{label}, {variant}", [*beeuni, *extra], files, runs, env, before) for variant, extra, before in variants
+        row(f"{label}, {variant}", [*beeuni, *extra], files, runs, env, before)
+        for name, variant, extra, before in variants
+        if name in only.split(",")
     )
 
 
@@ -105,6 +122,9 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default="starter,500,1000,2000", help="projects to time: starter and/or tool counts (500,1000,2000)"
     )
+    parser.add_argument(
+        "--variants", default="fresh,first,edit,unchanged", help="rows of validate and resolve to time (default: all)"
+    )
     parser.add_argument("--format", help="validate's output format (sarif, github, gitlab, json); default text")
     options = parser.parse_args()
     sizes = options.sizes.split(",")
@@ -124,7 +144,7 @@ def main() -> None:
         shutil.copytree(ROOT / "examples" / "starter", starter)
         files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
         command = [beeuni, options.command, *shown, str(starter)]
-        print(rows("examples/starter", command, files, options.runs, env), flush=True)
+        print(rows("examples/starter", command, files, options.runs, env, options.variants), flush=True)
         shutil.rmtree(starter.parent)
     for tools in (int(size) for size in sizes if size != "starter"):
         agents = SIZES.get(tools, tools // 4)
@@ -132,7 +152,10 @@ def main() -> None:
         try:
             files = generate(folder, tools, agents, 10)
             label = f"{tools} tools, {agents} agents, 10 imports"
-            print(rows(label, [beeuni, options.command, *shown, str(folder)], files, options.runs, env), flush=True)
+            print(
+                rows(label, [beeuni, options.command, *shown, str(folder)], files, options.runs, env, options.variants),
+                flush=True,
+            )
         finally:
             shutil.rmtree(folder)
     shutil.rmtree(env["BEEUNI_CACHE_DIR"])

@@ -119,7 +119,7 @@ def validate(
 
 def _check(paths: list[str], rules: str | None, module_limit: float | None) -> list[Checked]:
     if len(paths) == 1:
-        run = open_project(paths[0], rules)
+        run = open_project(paths[0], rules, release_view=True)
         if module_limit is not None:
             _add_module_facts(run, module_limit)
         return [Checked(None, run, None)]
@@ -129,7 +129,7 @@ def _check(paths: list[str], rules: str | None, module_limit: float | None) -> l
         shown = shown_manifest(path)
         try:
             repo, manifest = locate(path)
-            run = ProjectRun(repo, manifest, program)
+            run = ProjectRun(repo, manifest, program, release_view=True)
             if module_limit is not None:
                 _add_module_facts(run, module_limit)
             run.diagnostics()

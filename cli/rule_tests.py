@@ -16,7 +16,10 @@ claims fails the case, so a case states everything the rules say about it. A cas
 ``selection.json``: ``{"tools ls --json": {...}, "tools ls --agent NAME --json": {...}}``, for
 each command the fields its document must have (fields left out are not compared), and
 ``modules.json``: the ``modules`` fact as ``validate --modules`` would hand it (what loading each
-module in Bun showed), so the module rules are tested without Bun.
+module in Bun showed), so the module rules are tested without Bun; and ``release.json``:
+``{"tracked": [...], "ignored": [...]}``, the case's files a git index would track and, of the
+others, those .gitignore would ignore (a case is no release of the repository around it: without
+the file it is checked as outside git).
 
 Cases run in this process against the rules loaded once — the same engine ``validate`` runs.
 """
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from ..engine.project import ManifestNotFound, ProjectRun, locate
+from ..engine.release import Release
 
 if TYPE_CHECKING:
     from typing import Any
@@ -44,6 +48,8 @@ TESTS_FOLDER = "tests"
 SELECTION_FILE = "selection.json"
 #: the optional file of a case that holds the `modules` fact (`validate --modules`)
 MODULES_FILE = "modules.json"
+#: the optional file of a case that says what its release holds (the `release` fact)
+RELEASE_FILE = "release.json"
 #: `# expect: group/name fragment` or `// ok: group/name`, after code or alone on a line
 _ANNOTATION = re.compile(
     r"(?P<before>.*?)(?:#|//)\s*(?P<kind>expect|ok):\s*(?P<rule>\S+)(?:[ \t]+(?P<fragment>.*?))?\s*$"
@@ -110,6 +116,15 @@ def run_tests(folder: str, shown: str, program: dict[str, Any]) -> TestRun:
     return TestRun(cases, sorted(severities))
 
 
+def _case_release(path: str) -> Release | None:
+    release = os.path.join(path, RELEASE_FILE)
+    if not os.path.isfile(release):
+        return None
+    with open(release, encoding="utf-8") as handle:
+        said = json.load(handle)
+    return Release.given(path, list(said.get("tracked", [])), list(said.get("ignored", [])))
+
+
 def _run_case(path: str, shown: str, program: dict[str, Any], severities: dict[str, str]) -> CaseResult:
     annotations, dangling = read_annotations(path)
     case = CaseResult(os.path.basename(path), shown, annotations)
@@ -129,6 +144,7 @@ def _run_case(path: str, shown: str, program: dict[str, Any], severities: dict[s
         if os.path.isfile(modules):
             with open(modules, encoding="utf-8") as handle:
                 run.add_module_facts(json.load(handle))
+        run.set_release(_case_release(path))
         diagnostics = run.diagnostics()
     except ManifestNotFound:
         case.fail("", 0, 0, "the case holds no beeuni.yaml")

@@ -27,6 +27,16 @@ CACHE_DIR_VARIABLE = "BEEUNI_CACHE_DIR"
 _CHECKSUM_MODULUS = 0xFFFFFFFB
 
 
+def blake2b(data: bytes) -> Any:
+    """A BLAKE2b hash object of ``data`` (20 bytes), from the C module itself: ``hashlib`` loads
+    OpenSSL on import, several times the cost of hashing what a run hashes."""
+    try:
+        from _blake2 import blake2b as made
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b as made
+    return made(data, digest_size=20)
+
+
 def cache_dir() -> str:
     configured = os.environ.get(CACHE_DIR_VARIABLE)
     if configured:

@@ -70,6 +70,28 @@ MODULE = {
     "uncarried": [{"harness": "string", "kind": "string", "keyword": "string", "at": "string"}],
 }
 
+#: what the release (the files git tracks, staged ones included) holds of a module the rules
+#: would load: ``state`` is "tracked", "untracked" or "ignored"
+RELEASE_MODULE = {"name": "string", "module": "string", "state": "string"}
+#: one import of a module or of a file it imports (``file``): ``specifier`` is located in that
+#: file; ``relative`` (./, ../) imports have the ``target`` file they resolve to on disk (null:
+#: none) and its ``state``; a package's ``target`` is the first node_modules folder beside or
+#: above ``file`` that the release holds it in (a path from the git work tree's top; null: none)
+RELEASE_IMPORT = {
+    "name": "string",
+    "module": "string",
+    "file": "string",
+    "specifier": "string",
+    "statement": "string",
+    "relative": "bool",
+    "package": "string?",
+    "target": "string?",
+    "state": "string?",
+    "parameters": "string?",
+}
+#: ``git``: whether a git repository holds the manifest (else the lists are empty)
+RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT]}
+
 FACTS = {
     "manifest": "string",
     "files": [FILE],
@@ -81,6 +103,7 @@ FACTS = {
     # a late fact: the rules that read it run after all others (``lang/evaluator.py``)
     "unused_suppressions": [UNUSED_SUPPRESSION],
     "modules": [MODULE],  # empty unless `validate --modules`
+    "release": RELEASE,
 }
 
 #: values the rules must define, and functions with the parameters the engine passes: the names

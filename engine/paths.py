@@ -94,6 +94,10 @@ class Repository:
         #: repo-relative path → what ``read`` found there (the result cache re-reads them)
         self.reads: dict[str, bytes | str] = {}
         self.read_limit = 0
+        #: what the release view's answers were made of (``release.Release.signature``; None
+        #: outside git), once a run asked; the result cache asks again
+        self.release_asked = False
+        self.release_signature: object = None
 
     def absolute(self, relative: str) -> str:
         return os.path.join(self.root, relative)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from .release import Release
     from .text_edit import TextEdit
 
 
@@ -58,7 +59,9 @@ class ProjectRun:
     (an editor's unsaved buffers); ``merged``: the manifest already read (none: read it);
     ``before``: the run over an earlier version of the same project with the same rules (an
     editor's last check), from which what did not change is kept (``lang/carry.py``);
-    ``incremental``: keep what the next such run may need."""
+    ``incremental``: keep what the next such run may need; ``release_view``: check what a config
+    release holds (``validate`` and the language server do; a session's daemon, which runs in a
+    release, and the commands that list or edit the manifest do not)."""
 
     def __init__(
         self,
@@ -69,6 +72,7 @@ class ProjectRun:
         merged: MergedManifest | None = None,
         before: ProjectRun | None = None,
         incremental: bool = False,
+        release_view: bool = False,
     ) -> None:
         self.repo = repo
         self.manifest = manifest
@@ -84,6 +88,7 @@ class ProjectRun:
         facts["rule_ids"] = [rule["id"] for rule in program["rules"]]
         facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
         facts["unused_suppressions"] = LateFact()
+        facts["release"] = LazyFact(self._release)
         self.observer: Observer = Observer(repo, before.observer if before is not None else None)
         self.evaluation: Evaluation = Evaluation(
             program,
@@ -95,8 +100,37 @@ class ProjectRun:
             incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
+        self._given_release: tuple[Release | None] | None = None if release_view else (None,)
         self._suppressions: Suppressions | None = None
         self._diagnostics: list[Diagnostic] | None = None
+
+    def _release(self) -> dict[str, Any]:
+        """The ``release`` fact (``release_facts.py``): what git tracks of the modules the rules
+        would load and of their imports; nothing to say without modules or outside git."""
+        from .release_facts import no_release
+
+        given = self._given_release  # (a release given is not git's: nothing to ask again)
+        modules = self.output("modules_to_load")
+        if not modules or (given is not None and given[0] is None):
+            return no_release()
+        resolution = self.output("IMPORT_RESOLUTION") if "IMPORT_RESOLUTION" in self.program["lets"] else None
+        if resolution is None:  # rules that do not say how imports resolve: no release view
+            return no_release()
+        from .release import Release
+        from .release_facts import release_fact
+
+        release = Release.of(self.repo.root) if given is None else given[0]
+        found = release_fact(release, self.observer, modules, resolution)
+        if given is None:
+            self.repo.release_asked = True
+            self.repo.release_signature = release.signature() if release is not None else None
+        return found
+
+    def set_release(self, release: Release | None) -> None:
+        """The release to check against instead of git's (None: no git repository), before
+        anything has read the ``release`` fact (a rules test case's, ``cli/rule_tests.py``)."""
+        assert "release" not in self.evaluation.values, "the release fact was read before it was set"
+        self._given_release = (release,)
 
     def add_module_facts(self, modules: list[dict[str, Any]]) -> None:
         """Hand the rules the ``modules`` fact (``beeuni validate --modules``); before anything
@@ -178,12 +212,14 @@ def rules_folder(rules_dir: str | os.PathLike[str] | None = None) -> tuple[str, 
 
 def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     folder, shown = rules_folder(rules_dir)
-    return load_program(folder, RULES_INTERFACE, display=shown)
+    return load_program(folder, RULES_INTERFACE, display=shown, shipped=rules_dir is None)
 
 
-def open_project(path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
+def open_project(
+    path: str | os.PathLike[str] = ".", rules_dir: str | os.PathLike[str] | None = None, release_view: bool = False
+) -> ProjectRun:
     repo, manifest = locate(path)
-    return ProjectRun(repo, manifest, load_rules(rules_dir))
+    return ProjectRun(repo, manifest, load_rules(rules_dir), release_view=release_view)
 
 
 def rules_only(rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:

@@ -541,6 +541,13 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
+    # how the release view resolves a relative import as Bun does (``release_facts.py``)
+    "IMPORT_RESOLUTION": Record(
+        {
+            "extensions": ListOf(Str(), "file extensions tried after a path, in order"),
+            "followed": ListOf(Str(), "file extensions whose imports are read"),
+        }
+    ),
 }
 #: the functions called when the rules define them, their parameters and the shape of what they give
 OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {

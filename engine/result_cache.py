@@ -12,7 +12,10 @@ result, the last run left its *dependency record* — everything its answer was 
 - every file the run read (the manifest and its imports), with its whole content — or why it
   could not be read; compared byte for byte, no hash that could collide;
 - every question the run asked about the repository (``paths.Repository``: where a path leads,
-  whether it is there, is a file, what a folder holds) with its answer.
+  whether it is there, is a file, what a folder holds) with its answer;
+- when the run asked what the release holds (``release.py``): the git work tree, the index file
+  and a digest of its content (so a `git add` is a miss), and why each file found untracked is
+  not tracked (asked of git again).
 
 A later run re-reads those files and asks those questions again of the repository as it is now;
 only when every answer is the same is the stored result used. So a result is never stale: the
@@ -114,6 +117,11 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
         for path, answer in record["relative"].items():
             if repo.relative(path) != answer:
                 return None
+        if record["release_asked"]:
+            from .release import current_signature
+
+            if current_signature(root, record["release"]) != record["release"]:
+                return None
         for question, found in record["answers"].items():
             if question not in QUESTIONS:
                 return None
@@ -155,6 +163,8 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str,
             "read_limit": repo.read_limit,
             "reads": dict(repo.reads),
             "relative": repo.relative_answers(),
+            "release_asked": repo.release_asked,
+            "release": repo.release_signature,
             "answers": {
                 question: {str(path): answer for path, answer in found.items()} for question, found in answers.items()
             },

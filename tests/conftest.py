@@ -55,7 +55,13 @@ def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None =
         capture_output=True,
         text=True,
         # The tests' own cache folder (set below), never the user's: PATH and the rest stay out.
-        env={"NO_COLOR": "1", "PATH": "", "BEEUNI_CACHE_DIR": os.environ["BEEUNI_CACHE_DIR"], **(env or {})},
+        env={
+            "NO_COLOR": "1",
+            "PATH": "",
+            "BEEUNI_CACHE_DIR": os.environ["BEEUNI_CACHE_DIR"],
+            "GIT_CEILING_DIRECTORIES": os.environ["GIT_CEILING_DIRECTORIES"],
+            **(env or {}),
+        },
     )
     return Result(done.stdout, done.stderr, done.returncode)
 
@@ -64,4 +70,8 @@ def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None =
 def _private_rule_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests compile rules into a cache of their own, never the user's."""
     os.environ["BEEUNI_CACHE_DIR"] = str(tmp_path_factory.mktemp("rule-cache"))
+    # The projects kept in this repository are no releases of it: git stops looking above ROOT,
+    # so whether a case's files are committed yet changes nothing (a release case makes its own
+    # repository, outside)
+    os.environ["GIT_CEILING_DIRECTORIES"] = str(ROOT)
     os.environ.setdefault("BEEUNI_BUN", str(ROOT / "node_modules" / ".bin" / "bun"))  # `validate --modules`

@@ -4,6 +4,9 @@
         project/            the repository: beeuni.yaml and whatever else the case needs
         rules/              (optional) a rules folder to run with, via --rules
         commands            (optional) which commands to run, one per line; default below
+        setup               (optional) shell lines run in a copy of project/ first (e.g. `git init`,
+                            `git add`: a case's own repository cannot be kept inside beeuni's);
+                            the commands then run in that copy
         <command>.out       what each command printed: stdout, then stderr and the exit code
 
 Regenerate every expected file with ``make golden`` (BEEUNI_UPDATE_GOLDEN=1) and read the diff.
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -51,11 +56,26 @@ CASES = sorted(
 )
 
 
+def prepared(case: Path, tmp_path: Path) -> Path:
+    """The folder to run the case's commands in: the case itself, or a copy after its ``setup``."""
+    setup = case / "setup"
+    if not setup.exists():
+        return case
+    copy = tmp_path / case.name
+    shutil.copytree(case, copy, symlinks=True)
+    environment = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    for line in setup.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            subprocess.run(["sh", "-c", line], cwd=copy / "project", check=True, env=environment, capture_output=True)
+    return copy
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_golden(case: Path) -> None:
+def test_golden(case: Path, tmp_path: Path) -> None:
     mismatches = []
+    where = prepared(case, tmp_path)
     for command in case_commands(case):
-        result = run_beeuni(command.split(), cwd=case)
+        result = run_beeuni(command.split(), cwd=where)
         expected_file = case / output_name(command.replace(" --rules rules", ""))
         actual = result.transcript().replace(CLONE_URI, "file://<clone>/")
         if UPDATE:

@@ -144,7 +144,7 @@ class Workspace:
             if not relative.startswith(".."):
                 overlay[relative] = text.encode("utf-8")
         before = self._runs.get(repo.root)
-        run = ProjectRun(repo, MANIFEST_NAME, self.program, overlay, before=before, incremental=True)
+        run = ProjectRun(repo, MANIFEST_NAME, self.program, overlay, before=before, incremental=True, release_view=True)
         self._runs[repo.root] = run
         by_file: dict[str, list[Diagnostic]] = {entry["path"]: [] for entry in run.merged.files}
         for diagnostic in run.diagnostics():

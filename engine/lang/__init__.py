@@ -1,7 +1,8 @@
 """The rules language: grammar, parser, static checker, code generator, cache and runtime.
 
 ``load_program(folder)`` reads every ``*.rules`` file of a folder and returns the compiled
-program, from the cache when the sources are unchanged (``cache.py``), else by parsing with Lark
+program: for the shipped rules, as the wheel carries it compiled (``precompiled.py``); else from
+the cache when the sources are unchanged (``cache.py``); else by parsing with Lark
 (``parser.py``), checking (``checker.py``) and generating Python (``codegen.py``).
 ``Evaluation`` (``evaluator.py``) runs it.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from . import cache, patterns
+from . import cache, patterns, precompiled
 from .errors import RulesError
 from .interface import Interface
 
@@ -43,9 +44,12 @@ def rules_files(folder: str) -> list[str]:
     return [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".rules")]
 
 
-def load_program(folder: str, interface: Interface, display: str | None = None) -> dict[str, Any]:
+def load_program(
+    folder: str, interface: Interface, display: str | None = None, shipped: bool = False
+) -> dict[str, Any]:
     """The checked program of the rules in ``folder``; ``display`` is how to name the folder in
-    messages (default: as given). A rule set with an error raises ``RulesError`` with every
+    messages (default: as given); ``shipped``: the folder is beeuni's own, which may hold the
+    program compiled at build time. A rule set with an error raises ``RulesError`` with every
     problem found; the warnings of a good one are the program's ``problems``."""
     shown = display if display is not None else folder
     try:
@@ -54,24 +58,51 @@ def load_program(folder: str, interface: Interface, display: str | None = None) 
         raise RulesError(shown, 1, 1, f"cannot read the rules folder: {err.strerror}") from None
     if not paths:
         raise RulesError(shown, 1, 1, "the rules folder holds no *.rules file")
-    key = cache.cache_key([*COMPILER, *paths], f"{shown}\n{interface.fingerprint()}")
-    program: dict[str, Any] | None = cache.read(key)
+    digest = program_digest(paths, interface, shown)
+    program: dict[str, Any] | None = precompiled.read(folder, digest) if shipped else None
     if program is None:
-        sources = []
-        for path in paths:
-            with open(path, "rb") as handle:
-                sources.append((f"{shown}/{os.path.basename(path)}", handle.read()))
-        program = compile_sources(sources, interface, folder, shown)
-        cache.write(key, program)
+        key = cache.cache_key(digest, folder)
+        program = cache.read(key)
+        if program is None:
+            program = compile_sources(_read_sources(paths, shown), interface, folder, shown)
+            cache.write(key, program)
     patterns.remember(program.get("patterns", {}))
     return program
 
 
+def program_digest(paths: list[str], interface: Interface, shown: str) -> str:
+    """The content digest of the program compiled from the rules files ``paths``, the folder
+    named ``shown``, against ``interface``: what the rule cache and the precompiled rules key on."""
+    return cache.content_digest([*COMPILER, *paths], f"{shown}\n{interface.fingerprint()}")
+
+
+def compile_folder(folder: str, interface: Interface, shown: str) -> tuple[dict[str, Any], str, str]:
+    """Compile the rules of ``folder`` from scratch: the program, its generated Python source
+    and its content digest (what the build writes into the wheel, ``precompiled.write``)."""
+    paths = rules_files(folder)
+    kept: list[str] = []
+    program = compile_sources(_read_sources(paths, shown), interface, folder, shown, kept)
+    return program, kept[0], program_digest(paths, interface, shown)
+
+
+def _read_sources(paths: list[str], shown: str) -> list[tuple[str, bytes]]:
+    sources = []
+    for path in paths:
+        with open(path, "rb") as handle:
+            sources.append((f"{shown}/{os.path.basename(path)}", handle.read()))
+    return sources
+
+
 def compile_sources(
-    sources: list[tuple[str, bytes]], interface: Interface, folder: str = ".", shown: str = "."
+    sources: list[tuple[str, bytes]],
+    interface: Interface,
+    folder: str = ".",
+    shown: str = ".",
+    source_out: list[str] | None = None,
 ) -> dict[str, Any]:
     """Parse and check rules sources — the slow path, the only one that imports Lark. ``folder``
-    (named ``shown`` in messages) is where they were read, for the interface's own checks."""
+    (named ``shown`` in messages) is where they were read, for the interface's own checks;
+    ``source_out``, if given, receives the generated Python source."""
     from .checker import check_program
     from .codegen import compile_program
     from .errors import Problem
@@ -95,7 +126,7 @@ def compile_sources(
     if _has_error(problems):
         raise RulesError.of(problems)
     try:
-        program = compile_program(checked)
+        program = compile_program(checked, source_out)
     except (RecursionError, SyntaxError, MemoryError):  # Python's own limits on nesting
         raise RulesError(shown, 1, 1, "expressions are nested too deeply to compile") from None
     problems.extend(_endless(program))

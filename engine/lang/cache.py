@@ -1,14 +1,19 @@
 """The compiled-rule cache: rules source → checked program, kept on disk between runs.
 
-Like jinja2's bytecode cache, and like CPython's own ``.pyc`` files: the key is what the program
-depends on — the cache format, the Python version, and the path, size and modification time of
-the grammar, of the compiler's modules (parser, checker, code generator), of the runtime modules
-the generated code calls (evaluator, values, built-ins) and of every rules file —
-and the value is the compiled program, written with ``marshal``. A hit costs a few ``stat`` calls
-and one ``marshal.loads``: Lark is not imported.
-The full key is stored beside the program and compared on reading, so a clash of file names
-cannot hand back another rule set. A cache folder that cannot be written is no error: the rules
-are then compiled on every run.
+Like jinja2's bytecode cache: the key is what the program depends on — the cache format, the
+interface it was checked against, and the **content** of the grammar, of the compiler's modules
+(parser, checker, code generator), of the runtime modules the generated code calls (evaluator,
+values, built-ins) and of every rules file (``content_digest``: a copied or touched file with
+the same bytes is the same program; an edit within the same second is not missed) — plus the
+Python that wrote it (``marshal``'ed code objects are only good for it) and the rules folder (its
+interface checks look at the folder's other files). The value is the compiled program, written
+with ``marshal``. A hit costs reading the sources once and one ``marshal.loads``: Lark is not
+imported. The full key is stored beside the program and compared on reading, so a clash of file
+names cannot hand back another rule set. A cache folder that cannot be written is no error: the
+rules are then compiled on every run.
+
+The shipped rules need no cache: the wheel carries them compiled (``precompiled.py``), under the
+same ``content_digest``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..cache_folder import read_record, write_record
+from ..cache_folder import blake2b, read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -24,16 +29,23 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: Bump when the shape of the program (the syntax tree) changes.
-FORMAT = 2
+FORMAT = 3
 
 
-def cache_key(paths: list[str], extra: str) -> str:
-    # marshal'ed code objects are only good for the Python that wrote them
-    parts = [f"beeuni-rules/{FORMAT}/{sys.implementation.cache_tag}/{sys.version}", extra]
-    for path in paths:
-        info = os.stat(path)
-        parts.append(f"{os.path.abspath(path)}:{info.st_size}:{info.st_mtime_ns}")
-    return "\n".join(parts)
+def content_digest(paths: list[str], extra: str) -> str:
+    """A digest of ``extra`` and of each file's name and bytes, in order."""
+    digest = blake2b(f"beeuni-rules/{FORMAT}\n{extra}\n".encode())
+    for index, path in enumerate(paths):
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest.update(f"{index}:{os.path.basename(path)}:{len(data)}\n".encode())
+        digest.update(data)
+    return str(digest.hexdigest())
+
+
+def cache_key(digest: str, folder: str) -> str:
+    """The rule cache's key of a program of ``content_digest`` compiled from ``folder``."""
+    return f"{sys.implementation.cache_tag}/{sys.version}\n{os.path.abspath(folder)}\n{digest}"
 
 
 def read(key: str) -> Any:

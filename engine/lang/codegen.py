@@ -78,9 +78,10 @@ _OPEN, _MID, _CLOSE = "\x01", "\x02", "\x03"
 _SAFE = frozenset({"value", "name", "list", "map", "and", "or", "not", "if", "attr"})
 
 
-def compile_program(checked: Node) -> Node:
+def compile_program(checked: Node, source_out: list[str] | None = None) -> Node:
     """The program as it is cached and run: the code object of ``make``, its tables, and what
-    the runtime and the commands need to know about the definitions (no syntax trees)."""
+    the runtime and the commands need to know about the definitions (no syntax trees).
+    ``source_out``, if given, receives the Python source the code object was compiled from."""
     generator = _Generator(checked)
     source, spans = _unmark(generator.generate())
     try:
@@ -89,6 +90,8 @@ def compile_program(checked: Node) -> Node:
         generator = _Generator(checked, inline=False)
         source, spans = _unmark(generator.generate())
         code = compile(source, "<rules>", "exec")
+    if source_out is not None:
+        source_out.append(source)
     defined = {
         f"{node['t']}:{name}": [node["file"], *node["pos"]]
         for kinds in ("lets", "fns")

@@ -513,9 +513,10 @@ class Evaluation:
         passed, checked = [], None
         over_budget = isinstance(err, BudgetExceeded)  # no one value led there
         trace = err.__traceback__
+        generated = self.program["code"].co_filename  # "<rules>", or the precompiled module's file
         while trace is not None:
             code = trace.tb_frame.f_code
-            if code.co_filename == "<rules>":
+            if code.co_filename == generated:
                 passed.append(trace)
                 if in_rule and checked is None and code.co_name.startswith("r_") and not over_budget:
                     checked = _checked_value(trace.tb_frame.f_locals)

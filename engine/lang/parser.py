@@ -5,11 +5,15 @@ cached with ``marshal`` and read back without importing Lark. Every node has ``t
 where an error may point at it, ``pos`` (``[line, column]``). The node types are listed in
 ``docs/rules-language.md``; ``compiler.py`` is their one consumer.
 
-This module is imported only when the rule cache is stale.
+This module is imported only when the rule cache is stale (never for the shipped rules, which
+the wheel carries compiled). Lark's own grammar cache (``Lark(..., cache=FILE)``, in beeuni's
+cache folder) spares building the parser tables each time: Lark checks the grammar's digest
+stored in it, and ignores a file it cannot read.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from functools import cache
@@ -19,6 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from ..cache_folder import cache_dir
 from .errors import Problem, RulesError
 
 Node = dict[str, Any]
@@ -46,7 +51,18 @@ def _lark() -> Lark:
         start=["start", "expr"],
         propagate_positions=True,
         maybe_placeholders=True,
+        cache=_grammar_cache() or False,
     )
+
+
+def _grammar_cache() -> str | None:
+    """The file of Lark's grammar cache, None when the cache folder cannot be written."""
+    folder = cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(folder, "lark-grammar.pickle") if os.access(folder, os.W_OK) else None
 
 
 #: a line that starts a definition: where parsing resumes after a syntax error

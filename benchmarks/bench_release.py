@@ -1,0 +1,105 @@
+"""What the release view costs a run: reading git's index and answering for each module.
+
+    .venv/bin/python benchmarks/bench_release.py [--runs 20] [--files 20000]
+
+Two repositories, each made with `git init` and `git add`: a copy of the starter, and one of
+``--files`` tracked files whose manifest declares ten modules. For each, the median of the runs
+of ``Release.of`` plus the ``release`` fact (``engine/release_facts.py``) in this process, as a
+run of `validate` computes it; beside it, for comparison, `git ls-files -z` (a process, the
+other way to ask the index) and a full parse of the index in Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from beeuni.engine.lang.builtins import Observer
+from beeuni.engine.paths import Repository
+from beeuni.engine.project import rules_only
+from beeuni.engine.release import Release
+from beeuni.engine.release_facts import release_fact
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+def starter(base: Path) -> tuple[Path, list[dict[str, str]]]:
+    folder = base / "starter"
+    shutil.copytree(ROOT / "examples" / "starter", folder)
+    git(folder, "init", "-q")
+    git(folder, "add", ".")
+    return folder, [{"name": "lookup_order", "module": "tools/lookup_order.ts"}]
+
+
+def large(base: Path, files: int) -> tuple[Path, list[dict[str, str]]]:
+    folder = base / "large"
+    for index in range(files):
+        path = folder / f"pkg{index // 500}" / f"sub{(index // 50) % 10}" / f"file_{index}.ts"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"export const v{index} = {index}\n")
+    modules = [{"name": f"tool_{n}", "module": f"pkg{n}/sub0/file_{n * 500}.ts"} for n in range(10)]
+    git(folder, "init", "-q")
+    git(folder, "add", ".")
+    return folder, modules
+
+
+def median_ms(action: object, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()  # type: ignore[operator]
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def full_parse(index: Path) -> int:
+    data = index.read_bytes()
+    count, offset, paths = int.from_bytes(data[8:12], "big"), 12, set()
+    for _ in range(count):
+        head = 64 if data[offset + 60] & 0x40 else 62
+        end = data.index(b"\0", offset + head)
+        paths.add(data[offset + head : end])
+        offset += (end - offset + 8) & ~7
+    return len(paths)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--files", type=int, default=20000)
+    options = parser.parse_args()
+    resolution = rules_only().output("IMPORT_RESOLUTION")
+    base = Path(tempfile.mkdtemp(prefix="beeuni-bench-release-"))
+    try:
+        print(f"{'repository':<32} {'release view':>13} {'git ls-files':>13} {'full parse':>11}   (median ms)")
+        for label, (folder, modules) in (
+            ("examples/starter", starter(base)),
+            (f"{options.files} tracked files", large(base, options.files)),
+        ):
+
+            def view(folder: Path = folder, modules: list[dict[str, str]] = modules) -> None:
+                repo = Repository(str(folder))
+                release_fact(Release.of(repo.root), Observer(repo), modules, resolution)
+
+            def listed(folder: Path = folder) -> None:
+                subprocess.run(["git", "ls-files", "-z"], cwd=folder, capture_output=True, check=True)
+
+            ours = median_ms(view, options.runs)
+            theirs = median_ms(listed, options.runs)
+            parsed = median_ms(lambda folder=folder: full_parse(folder / ".git" / "index"), options.runs)
+            print(f"{label:<32} {ours:13.2f} {theirs:13.2f} {parsed:11.2f}")
+    finally:
+        shutil.rmtree(base)
+
+
+if __name__ == "__main__":
+    main()

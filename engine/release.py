@@ -1,0 +1,230 @@
+"""The release view: which files a config release holds — those git tracks, staged ones included.
+
+A session gets only the files of the git index, so ``validate`` asks the index, not the working
+tree. The index is read directly (its format is documented in git's
+``Documentation/gitformat-index.txt``): ``git ls-files`` would cost a process, and a full parse in
+Python costs about a millisecond per 2,000 entries. Instead each question is a search of the
+index's bytes — an entry is a 62-byte header (64 with extended flags), its path and 1 to 8 NUL
+bytes, each entry a multiple of 8 bytes long — and a match counts only where an entry's path
+starts (its header's file mode and name length agree): a few searches in C, whatever the size of
+the repository. An index of version 4 (prefix-compressed paths) is parsed whole.
+
+Why an untracked file is not tracked — ignored, or merely not added — is asked of ``git
+check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and ``core.excludesFile``),
+only for such a file. Discovery honours ``GIT_CEILING_DIRECTORIES`` as git does.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+TRACKED, UNTRACKED, IGNORED = "tracked", "untracked", "ignored"
+#: the file modes of index entries (a file, an executable, a link, a submodule, a sparse folder)
+_MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000, 0o040000})
+_EXTENDED = 0x4000
+_INTENT_TO_ADD = 0x2000  # of the extended flags: `git add -N`, not in a commit
+_NAME_MASK = 0xFFF
+
+
+def git_top(folder: str) -> tuple[str, str] | None:
+    """The work tree holding ``folder`` and the git folder of its index, or None outside git."""
+    ceilings = {os.path.realpath(path) for path in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if path}
+    current = os.path.realpath(folder)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.isdir(dot_git):
+            return current, dot_git
+        if os.path.isfile(dot_git):  # a linked work tree or a submodule: `gitdir: PATH`
+            try:
+                with open(dot_git, encoding="utf-8") as handle:
+                    first = handle.readline().strip()
+            except (OSError, ValueError):
+                return None
+            if first.startswith("gitdir:"):
+                return current, os.path.join(current, first[len("gitdir:") :].strip())
+            return None
+        parent = os.path.dirname(current)
+        if parent == current or parent in ceilings:
+            return None
+        current = parent
+
+
+class Release:
+    """The release of the repository at ``root`` (the folder that holds the manifest), as the
+    index of the git work tree around it says; paths are repo-relative, as everywhere."""
+
+    def __init__(self, top: str, git_dir: str, root: str) -> None:
+        self.top = top
+        self.index_file = os.path.join(git_dir, "index")
+        prefix = os.path.relpath(os.path.realpath(root), top)
+        self.prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        try:
+            with open(self.index_file, "rb") as handle:
+                self.data = handle.read()
+        except OSError:
+            self.data = b""  # a repository with nothing added yet
+        self._parsed: frozenset[bytes] | None = None
+        self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
+        if self.data[:4] == b"DIRC" and int.from_bytes(self.data[4:8], "big") == 4:
+            self._parsed = frozenset(_parse_v4(self.data))
+        #: every question answered: path → state (what the result cache asks again)
+        self.answers: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, root: str) -> Release | None:
+        found = git_top(root)
+        return None if found is None else cls(found[0], found[1], root)
+
+    @classmethod
+    def given(cls, root: str, tracked: list[str], ignored: list[str]) -> Release:
+        """A release said in advance, not read from git (a rules test case's): ``tracked``
+        files, and of the others, those ``ignored``; the work tree's top is ``root``."""
+        release = cls.__new__(cls)
+        release.top, release.index_file, release.prefix, release.data = os.path.realpath(root), "", "", b""
+        release._parsed = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
+        release._ignored = frozenset(ignored)
+        release.answers = {}
+        return release
+
+    def state(self, relative: str) -> str:
+        """``tracked``, ``ignored`` or ``untracked``: the file at a repo-relative path."""
+        found = self.answers.get(relative)
+        if found is None:
+            found = self.answers[relative] = TRACKED if self.tracks(relative) else self._why_not(relative)
+        return found
+
+    def tracks(self, relative: str) -> bool:
+        path = (self.prefix + relative).encode("utf-8", "surrogateescape")
+        if self._parsed is not None:
+            return path in self._parsed
+        return any(entry_length == len(path) for entry_length in self._entries_starting(path, exact=True))
+
+    def holds_under_top(self, folder: str) -> bool:
+        """Whether the index tracks a file inside ``folder``, a path from the work tree's top."""
+        prefix = (folder.rstrip("/") + "/").encode("utf-8", "surrogateescape")
+        if self._parsed is not None:
+            return any(path.startswith(prefix) for path in self._parsed)
+        return any(True for _ in self._entries_starting(prefix, exact=False))
+
+    def _entries_starting(self, path: bytes, exact: bool) -> Any:
+        """The name lengths of the entries whose path starts with ``path`` (is ``path``, when
+        ``exact``: the search then includes the NUL after it)."""
+        data = self.data
+        needle = path + b"\0" if exact else path
+        at = data.find(needle, 12)
+        while at >= 0:
+            for head in (62, 64):
+                start = at - head
+                if start < 12 or (start - 12) % 8:
+                    continue
+                flags = int.from_bytes(data[start + 60 : start + 62], "big")
+                if bool(flags & _EXTENDED) != (head == 64):
+                    continue
+                if head == 64 and int.from_bytes(data[start + 62 : start + 64], "big") & _INTENT_TO_ADD:
+                    continue
+                if int.from_bytes(data[start + 24 : start + 28], "big") not in _MODES:
+                    continue
+                length = flags & _NAME_MASK
+                if length == _NAME_MASK:
+                    length = data.find(b"\0", at) - at
+                if length >= len(path) and data[at + length : at + length + 1] == b"\0":
+                    yield length
+            at = data.find(needle, at + 1)
+
+    def tracked_paths(self) -> list[str]:
+        """Every path the index tracks, from the work tree's top (a full parse: for ``validate
+        --modules``, which copies the release; the checks ask ``tracks``)."""
+        if self._parsed is None:
+            self._parsed = frozenset(_parse_v2(self.data))
+        return sorted(path.decode("utf-8", "surrogateescape") for path in self._parsed)
+
+    def _why_not(self, relative: str) -> str:
+        if self._ignored is not None:
+            return IGNORED if relative in self._ignored else UNTRACKED
+        import subprocess
+
+        try:
+            done = subprocess.run(
+                ["git", "-C", self.top, "check-ignore", "-q", "--", self.prefix + relative],
+                capture_output=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return UNTRACKED  # no git to ask: not tracked, the reason unknown
+        return IGNORED if done.returncode == 0 else UNTRACKED
+
+    def signature(self) -> tuple[str, str, str, dict[str, str]]:
+        """What the answers were made of, for the result cache: the work tree, the index file and
+        a digest of its content (a `git add` changes it), and each answer that the index alone
+        does not give (why a file is not tracked)."""
+        reasons = {path: state for path, state in sorted(self.answers.items()) if state != TRACKED}
+        return self.top, self.index_file, self._content_digest(), reasons
+
+    def _content_digest(self) -> str:
+        """The index's own checksum, its last 20 bytes (a SHA-1 of all before it); a digest of
+        the whole when git wrote none (``index.skipHash``: zeros)."""
+        trailer = self.data[-20:]
+        if len(self.data) > 32 and trailer.strip(b"\0"):
+            return trailer.hex()
+        from .cache_folder import blake2b
+
+        return str(blake2b(self.data).hexdigest())
+
+
+def current_signature(root: str, recorded: Any) -> Any:
+    """``Release.signature`` of the repository at ``root`` as it is now, the reasons recorded
+    asked again; None outside git."""
+    release = Release.of(root)
+    if release is None:
+        return None
+    if isinstance(recorded, tuple | list) and len(recorded) == 4 and isinstance(recorded[3], dict):
+        for path in recorded[3]:
+            release.state(path)
+    return release.signature()
+
+
+def _parse_v2(data: bytes) -> list[bytes]:
+    """The paths of an index of version 2 or 3 (none of another file), intent-to-add left out."""
+    if data[:4] != b"DIRC":
+        return []
+    count = int.from_bytes(data[8:12], "big")
+    paths: list[bytes] = []
+    offset = 12
+    for _ in range(count):
+        flags = int.from_bytes(data[offset + 60 : offset + 62], "big")
+        extended = bool(flags & _EXTENDED)
+        head = 64 if extended else 62
+        end = data.index(b"\0", offset + head)
+        if not (extended and int.from_bytes(data[offset + 62 : offset + 64], "big") & _INTENT_TO_ADD):
+            paths.append(data[offset + head : end])
+        offset += (end - offset + 8) & ~7
+    return paths
+
+
+def _parse_v4(data: bytes) -> list[bytes]:
+    """The paths of an index of version 4: each entry's path is the previous one's, less the
+    number of bytes a varint says, plus a NUL-terminated rest; no padding."""
+    count = int.from_bytes(data[8:12], "big")
+    paths: list[bytes] = []
+    previous = b""
+    offset = 12
+    for _ in range(count):
+        flags = int.from_bytes(data[offset + 60 : offset + 62], "big")
+        at = offset + (64 if flags & _EXTENDED else 62)
+        intent = bool(flags & _EXTENDED) and int.from_bytes(data[offset + 62 : offset + 64], "big") & _INTENT_TO_ADD
+        strip = data[at] & 0x7F
+        while data[at] & 0x80:  # git's offset varint: each continuation adds one
+            at += 1
+            strip = ((strip + 1) << 7) | (data[at] & 0x7F)
+        at += 1
+        end = data.index(b"\0", at)
+        previous = previous[: len(previous) - strip] + data[at:end]
+        if not intent:
+            paths.append(previous)
+        offset = end + 1
+    return paths

@@ -1,0 +1,125 @@
+"""The release view (engine/release.py, engine/release_facts.py, rules/release.rules): what git's
+index holds, read from the index itself; the result cache keyed on it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from beeuni.engine.release import IGNORED, TRACKED, UNTRACKED, Release
+from conftest import run_beeuni
+
+MODULE = "export default { description: 'x', parameters: { type: 'object', properties: {} }, execute() {} }\n"
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    (folder / "project" / "tools").mkdir(parents=True)
+    (folder / "project" / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n")
+    (folder / "project" / "tools" / "a.ts").write_text(MODULE)
+    (folder / "project" / "tools" / "b.ts").write_text(MODULE)
+    (folder / "project" / "tools" / "c.ts").write_text(MODULE)
+    (folder / ".gitignore").write_text("project/tools/c.ts\n")
+    git(folder, "init", "-q")
+    git(folder, "add", ".gitignore", "project/beeuni.yaml", "project/tools/a.ts")
+    return folder
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_the_index_says_what_is_tracked(repo: Path, version: str) -> None:
+    git(repo, "add", "-N", "project/tools/b.ts")  # intent to add: not in a commit yet
+    git(repo, "update-index", "--index-version", version)
+    release = Release.of(str(repo / "project"))
+    assert release is not None and release.prefix == "project/"
+    assert release.state("tools/a.ts") == TRACKED
+    assert release.state("tools/b.ts") == UNTRACKED
+    assert release.state("tools/c.ts") == IGNORED
+    assert release.state("tools/a.t") == UNTRACKED  # a prefix of a tracked path is not tracked
+    assert release.holds_under_top("project/tools") and not release.holds_under_top("project/tool")
+
+
+def test_no_git_repository_no_release(tmp_path: Path) -> None:
+    (tmp_path / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "a.ts").write_text("import { z } from 'zod'\n" + MODULE)
+    assert Release.of(str(tmp_path)) is None
+    result = run_beeuni(["validate", "."], cwd=tmp_path)
+    assert "release/" not in result.stdout and result.code == 0, result.stdout
+
+
+def test_a_git_add_invalidates_the_cached_result(repo: Path) -> None:
+    """The result cache keys on the index: staging the module changes the answer."""
+    project = repo / "project"
+    (project / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n  b: tools/b.ts\n")
+    first = run_beeuni(["validate", "."], cwd=project)
+    assert "release/module-not-tracked" in first.stdout and first.code == 1
+    assert run_beeuni(["validate", "."], cwd=project).stdout == first.stdout  # answered from the cache
+    git(repo, "add", "project/tools/b.ts")
+    after = run_beeuni(["validate", "."], cwd=project)
+    assert "release/" not in after.stdout and after.code == 0, after.stdout
+
+
+def test_imports_are_followed_and_located(repo: Path) -> None:
+    project = repo / "project"
+    (project / "tools" / "a.ts").write_text(
+        "import fs from 'node:fs'\nimport { serve } from 'bun'\nimport { h } from './lib/h.js'\n" + MODULE
+    )
+    (project / "tools" / "lib").mkdir()
+    (project / "tools" / "lib" / "h.ts").write_text("import { k } from '../k'\nimport { x } from '@scope/pkg/sub'\n")
+    (project / "tools" / "k.ts").write_text("export const k = 1\n")
+    git(repo, "add", "project/tools/a.ts", "project/tools/lib/h.ts")
+    result = run_beeuni(["validate", ".", "--format", "concise"], cwd=project)
+    lines = [line for line in result.stdout.splitlines() if "release/" in line]
+    assert lines[0].startswith("tools/lib/h.ts:1:20: error[release/import-not-tracked] `../k` resolves to `tools/k.ts`")
+    package = "tools/lib/h.ts:2:20: error[release/package-not-in-release] tool `a` imports the package `@scope/pkg`"
+    assert lines[1].startswith(package)
+    assert len(lines) == 2, result.stdout
+
+
+def test_the_language_server_knows_the_release(repo: Path, tmp_path: Path) -> None:
+    """An untracked module in the editor: the diagnostic at its declaration, gone after `git add`."""
+    from lsp_client import LspClient
+
+    project = repo / "project"
+    text = "tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n  b: tools/b.ts\n"
+    client = LspClient(project, env={**os.environ, "BEEUNI_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        client.initialize(project)
+        uri = client.open(project / "beeuni.yaml", text)
+        [diagnostic] = client.diagnostics(uri)
+        assert diagnostic["code"] == "release/module-not-tracked"
+        assert diagnostic["range"]["start"] == {"line": 3, "character": 5}
+        assert "`git add tools/b.ts`" in diagnostic["message"]
+        git(repo, "add", "project/tools/b.ts")
+        client.change(uri, text + "\n")
+        assert client.diagnostics(uri) == []
+    finally:
+        client.close()
+
+
+def test_modules_load_in_a_copy_of_the_release(repo: Path) -> None:
+    """`validate --modules` loads each module where only tracked files are: a package that an
+    ignored node_modules supplies does not load there, as in every session; tracked, it does."""
+    project = repo / "project"
+    (project / "tools" / "a.ts").write_text(
+        "import { z } from 'zod'\nexport default { description: 'x', parameters: z.toJSONSchema({}), execute() {} }\n"
+    )
+    package = repo / "node_modules" / "zod"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "zod", "type": "module", "main": "index.js"}\n')
+    (package / "index.js").write_text("export const z = { toJSONSchema: () => ({ type: 'object', properties: {} }) }\n")
+    (repo / ".gitignore").write_text("node_modules/\n")
+    git(repo, "add", "-A")
+    ignored = run_beeuni(["validate", ".", "--modules", "--format", "concise"], cwd=project)
+    assert "error[modules/load] `tools/a.ts` does not load: Cannot find package 'zod'" in ignored.stdout, ignored.stdout
+    assert "error[release/package-not-in-release]" in ignored.stdout
+    git(repo, "add", "-f", "node_modules/zod")
+    tracked = run_beeuni(["validate", ".", "--modules", "--format", "concise"], cwd=project)
+    assert tracked.code == 0 and "error" not in tracked.stdout, tracked.stdout
