@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .builtins import BUILTINS
-from .errors import Problem
+from .errors import Findings, Problem
+from .similar import suggest
 from .types import check_types
 
 if TYPE_CHECKING:
@@ -42,17 +43,6 @@ CLAUSES = {
     "message": (True, "expr"),
     "fix": (False, "expr"),  # the new text of the value `at` names (null: no fix)
 }
-
-
-class Findings:
-    """The problems found so far, each with the file it is in."""
-
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def add(self, node: Node, message: str, file: str, severity: str = "error") -> None:
-        line, column = node.get("pos", [1, 1])
-        self.problems.append(Problem(file, line, column, message, severity))
 
 
 def check_program(
@@ -260,14 +250,6 @@ class _NameChecker:
 
 def _count(n: int) -> str:
     return "1 argument" if n == 1 else f"{n} arguments"
-
-
-def suggest(name: str, known: list[str]) -> str:
-    """``; did you mean `x`?`` for the closest of ``known``, or nothing."""
-    from .similar import closest_name
-
-    found = closest_name(name, known)
-    return f"; did you mean `{found}`?" if found else ""
 
 
 def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> dict[str, int] | None:

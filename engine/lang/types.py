@@ -23,9 +23,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import patterns
+from .similar import suggest
 
 if TYPE_CHECKING:
-    from .checker import Findings
+    from .errors import Findings
     from .interface import Interface
 
 Node = dict[str, Any]
@@ -277,8 +278,6 @@ class _TypeChecker:
             fields: dict[str, Type] = dict(of[1])
             if name in fields:
                 return fields[name]
-            from .checker import suggest
-
             listed = ", ".join(sorted(fields)) or "none"
             self.report(node, f"no field `{name}` here{suggest(name, sorted(fields))} (fields: {listed})")
             return ANY
@@ -479,6 +478,7 @@ class _TypeChecker:
 #: the result types of built-ins that do not depend on their arguments
 _BUILTIN_RESULTS: dict[str, Type] = {
     "len": _maybe(NUMBER),
+    "index_of": _maybe(NUMBER),
     "type": STRING,
     "keys": ("list", STRING),
     "starts_with": BOOL,
