@@ -58,6 +58,37 @@ def test_expressions(expression: str, expected: Any) -> None:
     assert value(expression) == expected
 
 
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (
+            'unique([["read,grep"], ["read", "grep"], ["read", "grep"], ["grep", "read"]])',
+            [["read,grep"], ["read", "grep"], ["grep", "read"]],
+        ),
+        ('index_of([["read,grep"], ["read", "grep"]], ["read", "grep"])', 1),
+        ('index_of([["read,grep"], ["read", "grep"]], ["read grep"])', None),
+        ("index_of([{a: 1, b: [2]}, {a: 1}], {b: [2], a: 1})", 0),
+        ('index_of(["x", "y"], "y")', 1),
+        ("index_of(data, 1)", None),
+        ('[["a"]] & [["a"], ["b"]]', [["a"]]),
+        ('[["a"], ["b"]] - [["a"]]', [["b"]]),
+        ('[["a", "b"]] | [["a", "b"], ["b", "a"]]', [["a", "b"], ["b", "a"]]),
+        ('[\'"read"\'] in [["read"], [\'"read"\']]', True),
+        ("{x: [1, {y: 2}]} in [{x: [1, {y: 2}]}]", True),
+        ('unique([{a: "1"}, {a: 1}])', [{"a": "1"}, {"a": 1}]),
+    ],
+)
+def test_lists_and_maps_are_told_apart_by_their_structure(expression: str, expected: Any) -> None:
+    """A list or map is one member of a set however it was written: `unique`, `in`, the set
+    operators and `index_of` agree with `==`, so a rule groups by a list and never by joined text."""
+    assert value(expression) == expected
+
+
+def test_a_list_read_from_the_manifest_equals_one_written_in_the_rules() -> None:
+    data = [LocatedStr("read", ("beeuni.yaml", 3, 5)), LocatedStr("grep", ("beeuni.yaml", 3, 11))]
+    assert value('index_of([["grep"], ["read", "grep"]], data)', data) == 1
+
+
 def test_a_field_read_many_times_is_read_from_the_value_its_name_stands_for_there() -> None:
     """The generated code reads a field used several times once per function call or
     comprehension item (``codegen.hoisted``): a comprehension whose variable has a parameter's

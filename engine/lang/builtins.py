@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..located import LocatedStr, unwrap
 from ..paths import QUESTIONS, Repository
 from . import patterns
-from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name, unique
+from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, hashable, structure_size, text, type_name, unique
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -184,7 +184,7 @@ def b_sorted(observer: Observer, items: Any) -> list[Any]:
 
 
 def b_unique(observer: Observer, items: Any) -> list[Any]:
-    return observer.budget.sized(unique(observer.budget.scan(as_items(items))))
+    return observer.budget.sized(unique(observer.budget.scan(as_items(items)), observer.budget))
 
 
 def b_flatten(observer: Observer, items: Any) -> list[Any]:
@@ -216,6 +216,21 @@ def b_index_by(observer: Observer, records: Any, field: Any) -> dict[Any, Any]:
         if isinstance(key, str):  # (a located true, false or null holds no string)
             index.setdefault(key if key.__class__ is str else str(key), record)
     return observer.budget.sized(index)
+
+
+def b_index_of(observer: Observer, items: Any, value: Any) -> Any:
+    """Where ``value`` first stands in the list ``items``, or null. Lists and maps compare by
+    their structure, as ``==`` does: a list of views can be searched for a view, and a value
+    found once stands for every value equal to it (a function remembers calls by their
+    arguments' identity). The list's positions are worked out once per evaluation."""
+    if not isinstance(items, list):
+        return None
+    positions = observer.sets.set_of(items)
+    try:
+        return positions.get(value)
+    except TypeError:  # a list or map: looked up by its structure
+        observer.budget.spend(structure_size(value))
+        return positions.get(hashable(value))
 
 
 def b_any(observer: Observer, items: Any) -> bool:
@@ -298,6 +313,7 @@ BUILTINS: dict[str, Builtin] = {
     "flatten": (1, 1, b_flatten, "budget"),
     "group_by": (2, 2, b_group_by, "budget"),
     "index_by": (2, 2, b_index_by, "budget"),
+    "index_of": (2, 2, b_index_of, "budget"),  # (its sets only a cache: no answer depends on them)
     "any": (1, 1, b_any, "budget"),
     "all": (1, 1, b_all, "budget"),
     "first": (1, 1, b_first, None),

@@ -343,7 +343,7 @@ class SetCache:
         if found is None or found[0] is not items:
             self.budget.spend(len(items))
             self.budget.build(len(items) * ENTRY)  # kept as long as the evaluation
-            found = self._sets[id(items)] = (items, _positions(items))
+            found = self._sets[id(items)] = (items, _positions(items, self.budget))
         return found[1]
 
     def contains(self, container: Any, item: Any) -> bool:
@@ -354,8 +354,9 @@ class SetCache:
             members = found[1] if found is not None and found[0] is container else self.set_of(container)
             try:
                 return item in members  # located values hash and compare like plain ones
-            except TypeError:  # a map or list: by identity
-                return _hashable(item) in members
+            except TypeError:  # a map or list: by its structure
+                self.budget.spend(structure_size(item))
+                return hashable(item) in members
         if container.__class__ is dict:  # a map's keys: strings (a located true, false or null is none)
             return isinstance(item, str) and item in container
         item = unwrap(item)
@@ -403,9 +404,10 @@ class SetCache:
         try:
             # `filter` with the set's own test runs at C speed
             kept = list(filter(other.__contains__, left)) if keep else [item for item in left if item not in other]
-        except TypeError:  # maps or lists among the items: compared by identity
-            return unique([item for item in left if (_hashable(item) in other) is keep])
-        return kept if len(self.set_of(left)) == len(left) else unique(kept)
+        except TypeError:  # maps or lists among the items: compared by their structure
+            self.budget.spend(structure_size(left))
+            return unique([item for item in left if (hashable(item) in other) is keep], self.budget)
+        return kept if len(self.set_of(left)) == len(left) else unique(kept, self.budget)
 
     def _binop(self, op: str, left: Any, right: Any) -> Any:
         if op == "+":
@@ -418,30 +420,55 @@ class SetCache:
             raise RuleFailure(f"cannot add {phrase(left)} and {phrase(right)}")
         a, b = _list(left, op), _list(right, op)
         if op == "|":
-            return unique(a + b)
+            return unique(a + b, self.budget)
         other = self.set_of(b)
         keep = op == "&"
         try:
-            return unique([item for item in a if (item in other) is keep])
-        except TypeError:  # `a` holds maps or lists: compare by identity
-            return unique([item for item in a if (_hashable(item) in other) is keep])
+            return unique([item for item in a if (item in other) is keep], self.budget)
+        except TypeError:  # `a` holds maps or lists: compare by their structure
+            self.budget.spend(structure_size(a))
+            return unique([item for item in a if (hashable(item) in other) is keep], self.budget)
 
 
-def _hashable(value: Any) -> Any:
-    """Maps and lists are told apart by identity (they never change); the rest by value."""
-    if isinstance(value, dict | list):
-        return id(value)
+def hashable(value: Any) -> Any:
+    """What a value is told apart by in a set: its structure. A list is the tuple of its
+    items', a map the frozenset of its entries' (each item and value in turn by its structure),
+    so that two lists or maps that are ``==`` are one member, whoever built them and wherever
+    they were read; any other value is itself (a located one hashes like the plain one)."""
+    kind = value.__class__
+    if kind is list or kind is LocatedList:
+        try:
+            frozen = tuple(value)  # the common case: plain items alone, at C speed
+            hash(frozen)
+            return frozen
+        except TypeError:
+            return tuple(map(hashable, value))
+    if kind is dict or kind is LocatedMap or isinstance(value, dict):
+        return frozenset((key, hashable(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return tuple(map(hashable, value))
     return unwrap(value)
 
 
-def _positions(items: list[Any]) -> dict[Any, int]:
-    """Each ``_hashable`` key of ``items`` → the index where it first stands — at C speed when
-    they are all plain values (walked from the end, so that the first index is the one kept)."""
+def structure_size(value: Any) -> int:
+    """How many items and entries ``hashable`` reads in ``value``: what hashing it costs."""
+    if isinstance(value, list):
+        return len(value) + sum(structure_size(item) for item in value if isinstance(item, list | dict))
+    if isinstance(value, dict):
+        return len(value) + sum(structure_size(item) for item in value.values() if isinstance(item, list | dict))
+    return 0
+
+
+def _positions(items: list[Any], budget: Budget) -> dict[Any, int]:
+    """Each ``hashable`` key of ``items`` → the index where it first stands — at C speed when
+    they are all plain values (walked from the end, so that the first index is the one kept).
+    Hashing lists and maps by their structure is charged to ``budget``."""
     backwards = range(len(items) - 1, -1, -1)
     try:
         return dict(zip(reversed(items), backwards, strict=True))  # a LocatedConst hashes like its value
     except TypeError:
-        return {_hashable(item): index for item, index in zip(reversed(items), backwards, strict=True)}
+        budget.spend(structure_size(items))
+        return {hashable(item): index for item, index in zip(reversed(items), backwards, strict=True)}
 
 
 #: ``a & b`` looks up ``b``'s items in ``a`` when ``a`` is this many times as long
@@ -461,16 +488,17 @@ def _list(value: Any, op: str) -> list[Any]:
     raise RuleFailure(f"{_OPERATIONS[op]} needs lists, not {phrase(value)}")
 
 
-def unique(items: list[Any]) -> list[Any]:
-    """``items`` without repeats, first occurrences kept, in order."""
+def unique(items: list[Any], budget: Budget) -> list[Any]:
+    """``items`` without repeats (lists and maps compared by their structure, as ``==`` does),
+    first occurrences kept, in order; hashing structures is charged to ``budget``."""
     try:
         return list(dict.fromkeys(items))
     except TypeError:
-        pass
+        budget.spend(structure_size(items))
     seen: set[Any] = set()
     result = []
     for item in items:
-        key = _hashable(item)
+        key = hashable(item)
         if key not in seen:
             seen.add(key)
             result.append(item)
