@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..located import LocatedStr, unwrap
 from ..paths import QUESTIONS, Repository
 from . import patterns
-from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, hashable, structure_size, text, type_name, unique
+from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -184,7 +184,7 @@ def b_sorted(observer: Observer, items: Any) -> list[Any]:
 
 
 def b_unique(observer: Observer, items: Any) -> list[Any]:
-    return observer.budget.sized(unique(observer.budget.scan(as_items(items)), observer.budget))
+    return observer.budget.sized(observer.sets.unique(observer.budget.scan(as_items(items))))
 
 
 def b_flatten(observer: Observer, items: Any) -> list[Any]:
@@ -229,8 +229,7 @@ def b_index_of(observer: Observer, items: Any, value: Any) -> Any:
     try:
         return positions.get(value)
     except TypeError:  # a list or map: looked up by its structure
-        observer.budget.spend(structure_size(value))
-        return positions.get(hashable(value))
+        return positions.get(observer.sets.key(value))
 
 
 def b_any(observer: Observer, items: Any) -> bool:
