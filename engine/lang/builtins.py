@@ -140,6 +140,17 @@ def b_join(observer: Observer, items: Any, separator: Any) -> str:
     return observer.budget.sized(joined)
 
 
+def b_split(observer: Observer, value: Any, separator: Any) -> list[str]:
+    """The parts of the string ``value`` between each ``separator``; none for anything else."""
+    if not isinstance(separator, str) or not separator:
+        raise RuleFailure(f"`split` needs a separator that is a text of one character or more, not {text(separator)!r}")
+    string = _str(value)
+    if string is None:
+        return []
+    observer.budget.spend(len(string) // 64)  # a search through the text
+    return observer.budget.sized(str(string).split(separator))
+
+
 def b_str(observer: Observer, value: Any) -> str:
     return observer.budget.sized(text(value))
 
@@ -302,6 +313,7 @@ BUILTINS: dict[str, Builtin] = {
     "after": (2, 2, b_after, "budget"),
     "lower": (1, 1, b_lower, "budget"),
     "join": (2, 2, b_join, "budget"),
+    "split": (2, 2, b_split, "budget"),
     "str": (1, 1, b_str, "budget"),
     "stem": (1, 1, b_stem, "budget"),
     "closest": (2, 2, b_closest, "budget"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import hints
 from .builtins import BUILTINS
 from .errors import Findings, Problem
 from .similar import suggest
@@ -223,6 +224,10 @@ class _NameChecker:
             self.uses.add(name)
             self.found.add(node, f"`{name}` is a function: call it, `{name}(...)`", self.file)
             return
+        habit = hints.literal_hint(name)
+        if habit is not None:
+            self.found.add(node, habit, self.file)
+            return
         known = sorted({*scope, *self.lets, *self.facts})
         self.found.add(node, f"unknown name `{name}`{suggest(name, known)}", self.file)
 
@@ -241,7 +246,8 @@ class _NameChecker:
                 self.found.add(node, f"`{name}` is a value, not a function: write `{name}`", self.file)
             elif name not in self.lost:
                 known = sorted({*BUILTINS, *self.fns})
-                self.found.add(node, f"unknown function `{name}`{suggest(name, known)}", self.file)
+                habit = hints.function_hint(name)
+                self.found.add(node, habit or f"unknown function `{name}`{suggest(name, known)}", self.file)
             return
         low, high, _, _ = builtin
         if not low <= count <= high:

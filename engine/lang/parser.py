@@ -19,6 +19,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from . import hints
 from .errors import Problem, RulesError
 
 Node = dict[str, Any]
@@ -102,7 +103,7 @@ def _parse_lines(lines: list[str], start: int, end: int, file: str, parsed: Pars
                 broken = _definition_at(lines, bracket_line - 1, start)
                 resume = boundary
             else:
-                message = _describe(err)
+                message = _describe(err, text)
                 broken = _definition_at(lines, index, start)
                 resume = _next_definition(lines, index, end)
             parsed.problems.append(Problem(file, line, column, message))
@@ -219,7 +220,7 @@ def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[
         return _lark().parse(source, start=start)
     except UnexpectedInput as err:
         line, column = _shift(err.line, err.column, origin)
-        raise RulesError(file, line, column, _describe(err)) from None
+        raise RulesError(file, line, column, _describe(err, source)) from None
 
 
 def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
@@ -229,7 +230,12 @@ def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
     return (origin[0] + line - 1, column + origin[1] - 1 if line == 1 else column)
 
 
-def _describe(err: UnexpectedInput) -> str:
+def _describe(err: UnexpectedInput, text: str) -> str:
+    """What the parser met, and what it expected there — or, for a habit from another language
+    (``&&``, ``x.startswith(…)``, ``elif``), how the rules language says it."""
+    habit = _habit(err, text)
+    if habit is not None:
+        return habit
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {err.char!r}"
     expected = sorted(_TERMINAL_NAMES.get(name, _literal(name)) for name in getattr(err, "expected", ()) or ())
@@ -239,6 +245,31 @@ def _describe(err: UnexpectedInput) -> str:
     assert isinstance(err, UnexpectedToken)
     found = "end of file" if err.token.type == "$END" else f"`{err.token}`"
     return f"unexpected {found}{allowed}"
+
+
+#: a method's name right before a `(` the parser did not expect: `x.startswith(`
+_METHOD_BEFORE = re.compile(r"\.\s*(?P<name>[A-Za-z_]\w*)\s*$")
+
+
+def _habit(err: UnexpectedInput, text: str) -> str | None:
+    """The hint of ``hints.py`` for the syntax error ``err`` in ``text``, or None."""
+    if isinstance(err, UnexpectedCharacters):
+        after = text[err.pos_in_stream + 1 : err.pos_in_stream + 2]
+        return hints.NOT if err.char == "!" and after != "=" else None
+    token = getattr(err, "token", None)
+    start = getattr(token, "start_pos", None)
+    if token is None or token.type == "$END" or start is None:
+        return None
+    pair = text[max(start - 1, 0) : start + 1]
+    if pair in hints.OPERATORS:
+        return hints.OPERATORS[pair]
+    if token.type == "NAME" and str(token) in hints.KEYWORDS:
+        return hints.KEYWORDS[str(token)]
+    if token.type == "LPAR":
+        method = _METHOD_BEFORE.search(text, max(start - 200, 0), start)
+        if method is not None:
+            return hints.method_hint(method["name"])
+    return None
 
 
 def _literal(terminal: str) -> str:
