@@ -367,9 +367,7 @@ def _one_folder(argument: str | None, option: str | None) -> str | None:
 
 @rules_app.command("explain")
 def rules_explain(
-    name: Annotated[
-        str, typer.Argument(metavar="NAME", help="A rule id, like tools/name-format, or a `let` or `fn`.")
-    ],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A rule id, like tools/name-format, or a `let` or `fn`.")],
     rules_dir: Annotated[
         str | None, typer.Argument(metavar="[DIR]", help="The rules folder (default: the shipped rules).")
     ] = None,

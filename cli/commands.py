@@ -369,7 +369,7 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
     """Every problem of a rules folder, sorted; exit 1 when one is an error. ``output_format``:
     text, or a machine format of ``formats/`` (each problem a diagnostic of the id ``rules``)."""
     from ..engine.lang.errors import Problem
-    from .rule_tests import tested_folder
+    from .shared import tested_folder
 
     sys.stderr.write(f"checking {tested_folder(rules, 'check')}\n")
     try:
@@ -402,7 +402,7 @@ def rules_explain(name: str, rules: str | None) -> int:
     found = {rule["id"]: rule for rule in program["rules"]}
     rule = found.get(name)
     if rule is None:
-        from .rules_doc import explain_helper, helpers
+        from .rules_helpers import explain_helper, helpers
 
         defined = {helper.name: helper for helper in helpers(program, rules_folder(rules)[0])}
         if name in defined:

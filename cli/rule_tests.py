@@ -270,26 +270,19 @@ def _split_annotations(line: str) -> tuple[str, list[tuple[str, str, str]]]:
     return (line[: markers[0].start()] if annotations else line), annotations
 
 
-def tested_folder(folder: str | None, command: str) -> str:
-    """How ``rules check`` and ``rules test`` name the folder they work on, on their first line:
-    without one named, the copy installed with beeuni — which a maintainer editing ``rules/``
-    in a clone does not want, so the line says how to name it."""
-    if folder is None:
-        return f"the shipped rules, installed with beeuni (in a clone, name the folder: `beeuni rules {command} rules`)"
-    return f"the rules in {folder}"
-
-
 def rules_test(folder: str | None) -> int:
     """The command: every failure with its position, the rules a kind of case is missing for,
     then ``N passed, M failed``. Exit 1 when a case failed."""
     import sys
 
     from ..engine.project import load_rules, rules_folder
+    from .shared import tested_folder
 
     path, shown = rules_folder(folder)
     result = run_tests(path, shown, load_rules(folder))
     out = sys.stdout
-    out.write(f"testing {tested_folder(folder, 'test')}: {len(result.cases)} case{'' if len(result.cases) == 1 else 's'}\n")
+    count = len(result.cases)
+    out.write(f"testing {tested_folder(folder, 'test')}: {count} case{'' if count == 1 else 's'}\n")
     for case in result.cases:
         out.write("".join(line + "\n" for line in case.report()))
     if not result.cases:
