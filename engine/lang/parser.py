@@ -254,8 +254,8 @@ _METHOD_BEFORE = re.compile(r"\.\s*(?P<name>[A-Za-z_]\w*)\s*$")
 def _habit(err: UnexpectedInput, text: str) -> str | None:
     """The hint of ``hints.py`` for the syntax error ``err`` in ``text``, or None."""
     if isinstance(err, UnexpectedCharacters):
-        after = text[err.pos_in_stream + 1 : err.pos_in_stream + 2]
-        return hints.NOT if err.char == "!" and after != "=" else None
+        at = err.pos_in_stream or 0
+        return hints.NOT if err.char == "!" and text[at + 1 : at + 2] != "=" else None
     token = getattr(err, "token", None)
     start = getattr(token, "start_pos", None)
     if token is None or token.type == "$END" or start is None:
