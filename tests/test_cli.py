@@ -210,7 +210,7 @@ def test_rules_explain_shows_a_helper_with_its_place_doc_comment_and_text() -> N
     assert explained.stdout.endswith("}\n")
     value = run_beeuni(["rules", "explain", "TOP_LEVEL_KEYS", "--rules", "rules"], cwd=ROOT)
     assert value.stdout.startswith("let TOP_LEVEL_KEYS\ndefined at rules/manifest.rules:")
-    assert 'let TOP_LEVEL_KEYS = ["imports", "tools", "agents"]\n' in value.stdout
+    assert "let TOP_LEVEL_KEYS = keys(MANIFEST_SHAPE)\n" in value.stdout
     shipped = run_beeuni(["rules", "explain", "TOP_LEVEL_KEYS"], cwd=ROOT / "tests")
     assert shipped.stdout == value.stdout
     rule = run_beeuni(["rules", "explain", "tools/name-format", "rules"], cwd=ROOT)
