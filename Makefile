@@ -5,7 +5,7 @@
 #   make example   set up, then run `beeuni validate` and `beeuni tools ls` on examples/starter
 #   make test      set up, then lint, type-check and run the whole test suite (what CI runs)
 #   make golden    regenerate the expected outputs under tests/golden/ (read the diff!)
-#   make docs      regenerate docs/manifest-reference.md from the rules and their test cases
+#   make docs      regenerate docs/manifest-reference.md and docs/helpers-reference.md from the rules
 #   make bench     the benchmarks under benchmarks/
 
 VENV := $(CURDIR)/.venv
@@ -47,11 +47,14 @@ test: lint
 golden: setup
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py tests/test_eject.py tests/test_fix.py
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_rules_diff.py -k golden
+	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_doc_snippets.py
 	$(BIN)/beeuni rules doc > docs/manifest-reference.md
-	git status --short tests/golden tests/rule_tests docs/manifest-reference.md
+	$(BIN)/beeuni rules doc --helpers > docs/helpers-reference.md
+	git status --short tests/golden tests/rule_tests docs README.md
 
 docs: setup
 	$(BIN)/beeuni rules doc > docs/manifest-reference.md
+	$(BIN)/beeuni rules doc --helpers > docs/helpers-reference.md
 
 bench: setup
 	$(BIN)/python benchmarks/bench_validate.py

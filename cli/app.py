@@ -402,11 +402,14 @@ def _one_folder(argument: str | None, option: str | None) -> str | None:
 
 @rules_app.command("explain")
 def rules_explain(
-    rule_id: Annotated[str, typer.Argument(metavar="ID", help="A rule id, like tools/name-format.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A rule id, like tools/name-format, or a `let` or `fn`.")],
+    rules_dir: Annotated[
+        str | None, typer.Argument(metavar="[DIR]", help="The rules folder (default: the shipped rules).")
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """Show a rule's documentation."""
-    _exit(commands.guarded(lambda: commands.rules_explain(rule_id, rules)))
+    """Show a rule's documentation, or where a `let` or `fn` is defined, its doc comment and text."""
+    _exit(commands.guarded(lambda: commands.rules_explain(name, _one_folder(rules_dir, rules))))
 
 
 @rules_app.command("test")
@@ -473,8 +476,11 @@ def rules_doc(
     folder: Annotated[
         str | None, typer.Argument(metavar="DIR", help="Rules folder to document (default: the shipped rules).")
     ] = None,
+    of_helpers: Annotated[
+        bool, typer.Option("--helpers", help="Print the reference of the helpers: every `let` and `fn`.")
+    ] = False,
 ) -> None:
     """Print the manifest reference: every rule with its doc and examples from its test cases."""
     from .rules_doc import rules_doc
 
-    _exit(commands.guarded(lambda: rules_doc(folder)))
+    _exit(commands.guarded(lambda: rules_doc(folder, of_helpers)))

@@ -394,7 +394,9 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
     """Every problem of a rules folder, sorted; exit 1 when one is an error. ``output_format``:
     text, or a machine format of ``formats/`` (each problem a diagnostic of the id ``rules``)."""
     from ..engine.lang.errors import Problem
+    from .shared import tested_folder
 
+    sys.stderr.write(f"checking {tested_folder(rules, 'check')}\n")
     try:
         problems = [Problem(*found) for found in load_rules(rules)["problems"]]
     except RulesError as err:
@@ -417,16 +419,25 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
     return EXIT_ERRORS if errors else EXIT_OK
 
 
-def rules_explain(rule_id: str, rules: str | None) -> int:
+def rules_explain(name: str, rules: str | None) -> int:
+    """A rule's id, severity and doc; or a `let`'s or `fn`'s place, doc comment and text."""
+    from ..engine.project import rules_folder
+
     program = load_rules(rules)
     found = {rule["id"]: rule for rule in program["rules"]}
-    rule = found.get(rule_id)
+    rule = found.get(name)
     if rule is None:
+        from .rules_helpers import explain_helper, helpers
+
+        defined = {helper.name: helper for helper in helpers(program, rules_folder(rules)[0])}
+        if name in defined:
+            sys.stdout.write(explain_helper(defined[name]))
+            return EXIT_OK
         from ..engine.lang.similar import closest_name
 
-        close = closest_name(rule_id, list(found))
-        hint = f"; did you mean `{close}`?" if close else "; `beeuni rules list` lists them"
-        raise UsageError(f"no rule `{rule_id}`{hint}")
+        close = closest_name(name, [*found, *defined])
+        hint = f"; did you mean `{close}`?" if close else "; `beeuni rules list` lists the rules"
+        raise UsageError(f"no rule, `let` or `fn` named `{name}`{hint}")
     summary = _rule_summary(rule)
     sys.stdout.write(
         f"{summary['id']} ({summary['severity']})\ndefined at {summary['defined_at']}\n\n{summary['doc']}\n"

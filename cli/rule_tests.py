@@ -50,10 +50,10 @@ SELECTION_FILE = "selection.json"
 MODULES_FILE = "modules.json"
 #: the optional file of a case that says what its release holds (the `release` fact)
 RELEASE_FILE = "release.json"
-#: `# expect: group/name fragment` or `// ok: group/name`, after code or alone on a line
-_ANNOTATION = re.compile(
-    r"(?P<before>.*?)(?:#|//)\s*(?P<kind>expect|ok):\s*(?P<rule>\S+)(?:[ \t]+(?P<fragment>.*?))?\s*$"
-)
+#: where an annotation starts: `# expect:` or `// ok:`; a line may hold several, each up to the next
+_MARKER = re.compile(r"(?:#|//)\s*(?P<kind>expect|ok):")
+#: what follows a marker: `group/name fragment`
+_ANNOTATED = re.compile(r"\s*(?P<rule>\S*)(?:[ \t]+(?P<fragment>.*?))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,9 @@ def _run_case(path: str, shown: str, program: dict[str, Any], severities: dict[s
     for file, line in dangling:
         case.fail(file, line, 0, "an annotation alone on the last line concerns no line")
     for a in case.annotations:
-        if a.rule not in severities:
+        if not a.rule:
+            case.fail(a.file, a.line, 0, f"`{a.kind}:` names no rule: write `{a.kind}: group/name`")
+        elif a.rule not in severities:
             from difflib import get_close_matches
 
             close = get_close_matches(a.rule, list(severities), n=1)
@@ -259,17 +261,29 @@ def read_annotations(case: str) -> tuple[list[Annotation], list[tuple[str, int]]
 
 def _annotations_in(lines: list[str], file: str, found: list[Annotation]) -> bool:
     """Add the annotations of one file to ``found``; whether some concern no line."""
-    waiting: list[re.Match[str]] = []  # annotations alone on their line: they concern the next one
+    waiting: list[tuple[str, str, str]] = []  # annotations alone on their line: they concern the next one
     for number, line in enumerate(lines, start=1):
-        match = _ANNOTATION.match(line) if "expect:" in line or "ok:" in line else None
-        if match is not None and not match["before"].strip():
-            waiting.append(match)
+        code, annotations = _split_annotations(line) if "expect:" in line or "ok:" in line else (line, [])
+        if annotations and not code.strip():
+            waiting.extend(annotations)
             continue
-        code = match["before"].rstrip() if match is not None else line
-        for pending in [*waiting, *([match] if match is not None else [])]:
-            found.append(Annotation(pending["kind"], pending["rule"], pending["fragment"] or "", file, number, code))
+        for kind, rule, fragment in [*waiting, *annotations]:
+            found.append(Annotation(kind, rule, fragment, file, number, code.rstrip()))
         waiting = []
     return bool(waiting)
+
+
+def _split_annotations(line: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """A line's code, and each annotation on it as (kind, rule, fragment): ``x  # ok: a  # expect:
+    b text`` holds two, each ending where the next marker starts."""
+    markers = list(_MARKER.finditer(line))
+    annotations = []
+    for index, marker in enumerate(markers):
+        end = markers[index + 1].start() if index + 1 < len(markers) else len(line)
+        annotated = _ANNOTATED.match(line, marker.end(), end)
+        if annotated is not None:  # (always: every part of it may be empty)
+            annotations.append((marker["kind"], annotated["rule"], annotated["fragment"] or ""))
+    return (line[: markers[0].start()] if annotations else line), annotations
 
 
 def rules_test(folder: str | None) -> int:
@@ -278,10 +292,13 @@ def rules_test(folder: str | None) -> int:
     import sys
 
     from ..engine.project import load_rules, rules_folder
+    from .shared import tested_folder
 
     path, shown = rules_folder(folder)
     result = run_tests(path, shown, load_rules(folder))
     out = sys.stdout
+    count = len(result.cases)
+    out.write(f"testing {tested_folder(folder, 'test')}: {count} case{'' if count == 1 else 's'}\n")
     for case in result.cases:
         out.write("".join(line + "\n" for line in case.report()))
     if not result.cases:

@@ -20,22 +20,26 @@ import sys
 from typing import TYPE_CHECKING
 
 from .rule_tests import TESTS_FOLDER, run_tests
+from .rules_helpers import BANNER_RULE
 
 if TYPE_CHECKING:
     from typing import Any
 
     from .rule_tests import Annotation, CaseResult
 
-_BANNER_RULE = re.compile(r"^#\s*={10,}\s*$")
 _LONGEST_LINE = 100
 
 
-def rules_doc(folder: str | None) -> int:
+def rules_doc(folder: str | None, of_helpers: bool = False) -> int:
+    """The manifest reference, or (``of_helpers``) the reference of the helpers."""
     from ..engine.project import load_rules, rules_folder
 
     path, shown = rules_folder(folder)
     program = load_rules(folder)
-    sys.stdout.write(manifest_reference(program, path, shown))
+    from .rules_helpers import helpers_reference
+
+    reference = helpers_reference if of_helpers else manifest_reference
+    sys.stdout.write(reference(program, path, shown))
     return 0
 
 
@@ -89,8 +93,8 @@ def _banners(path: str) -> list[tuple[int, str]]:
     found = []
     for number, line in enumerate(lines[:-2], start=1):
         title = lines[number].lstrip("#").strip()
-        opening = number < 2 or not _BANNER_RULE.match(lines[number - 2])  # not the closing ruler
-        if _BANNER_RULE.match(line) and opening and title and not _BANNER_RULE.match(lines[number]):
+        opening = number < 2 or not BANNER_RULE.match(lines[number - 2])  # not the closing ruler
+        if BANNER_RULE.match(line) and opening and title and not BANNER_RULE.match(lines[number]):
             found.append((number, title))
     return found
 

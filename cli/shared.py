@@ -1,6 +1,6 @@
 """What several modules of the command line share: the error of a request a command cannot
 serve, the Bun lookup of the commands that run tool modules, the module load limit, the output
-formats and the version.
+formats, the version, and how ``rules check`` and ``rules test`` name the folder they work on.
 
 It imports nothing else from cli/ (the other modules import it, never the reverse), and nothing
 heavy at import: the hand-parsed fast path of ``main.py`` reads the formats from here.
@@ -59,3 +59,12 @@ def bun(rules: ProjectRun | str | None, project: str | None = None) -> str:
 
         run = rules if isinstance(rules, ProjectRun) else rules_only(rules)
         raise UsageError(text(run.output("BUN_MISSING"))) from None
+
+
+def tested_folder(folder: str | None, command: str) -> str:
+    """How ``rules check`` and ``rules test`` name the folder they work on, on their first line:
+    without one named, the copy installed with beeuni — which a maintainer editing ``rules/``
+    in a clone does not want, so the line says how to name it."""
+    if folder is None:
+        return f"the shipped rules, installed with beeuni (in a clone, name the folder: `beeuni rules {command} rules`)"
+    return f"the rules in {folder}"

@@ -140,6 +140,29 @@ FOLDER_CHECKS: tuple[FolderCheck, ...] = (
     _imported_when_run("optional_readback", "check_optional_read_backs"),
 )
 
+#: the `let` in which the rules declare the manifest's shape, once: its keys, and what each
+#: holds (the shape language of ``lang/interface.py``); `beeuni schema` is built from it
+MANIFEST_SHAPE = "MANIFEST_SHAPE"
+
+
+def manifest_facts(shape: Any) -> dict[str, Any]:
+    """``FACTS`` with the manifest data typed by the shape the rules declare: a file's root is
+    the whole document, an entry of ``sections.<key>`` holds what one name of that mapping
+    holds. ``rules check`` then warns of a field a rule reads that the manifest cannot have."""
+    if not isinstance(shape, dict):
+        return FACTS
+    mappings = {key: part["*"] for key, part in shape.items() if isinstance(part, dict) and "*" in part}
+    sections = {
+        key: [{**SECTION_ENTRY, "value": {"$data": mappings[key]}}] if key in mappings else [SECTION_ENTRY]
+        for key in shape
+    }
+    return {
+        **FACTS,
+        "files": [{**FILE, "root": {"$data": shape}}],
+        "sections": {"*": [SECTION_ENTRY], "$keys": sections},
+    }
+
+
 RULES_INTERFACE = Interface(
     FACTS,
     READ_BACK_VALUES,
@@ -147,4 +170,5 @@ RULES_INTERFACE = Interface(
     FOLDER_CHECKS,
     OPTIONAL_READ_BACK_VALUES,
     OPTIONAL_READ_BACK_FUNCTIONS,
+    data_shape=(MANIFEST_SHAPE, manifest_facts),
 )

@@ -193,7 +193,41 @@ def test_validate_several_manifests_a_missing_one_is_reported_and_the_rest_still
 def test_rules_explain_unknown_rule_suggests_the_closest() -> None:
     result = run_beeuni(["rules", "explain", "tools/name-formt"], cwd=ROOT)
     assert result.code == 2
-    assert "no rule `tools/name-formt`; did you mean `tools/name-format`?" in result.stderr
+    assert "no rule, `let` or `fn` named `tools/name-formt`; did you mean `tools/name-format`?" in result.stderr
+    result = run_beeuni(["rules", "explain", "did_you_men"], cwd=ROOT)
+    assert "did you mean `did_you_mean`?" in result.stderr
+
+
+def test_rules_explain_shows_a_helper_with_its_place_doc_comment_and_text() -> None:
+    source = (ROOT / "rules" / "manifest.rules").read_text().splitlines()
+    line = next(i for i, text in enumerate(source, 1) if text.startswith("fn fixed_key("))
+    explained = run_beeuni(["rules", "explain", "fixed_key", "rules"], cwd=ROOT)
+    assert explained.code == 0, explained.stderr
+    lines = explained.stdout.splitlines()
+    assert lines[:2] == ["fn fixed_key", f"defined at rules/manifest.rules:{line}"]
+    assert lines[3].startswith('The key a "did you mean" suggests, as a fix')
+    assert "\n".join(source[line - 1 : line + 3]) + "\n" in explained.stdout  # its text, as written
+    assert explained.stdout.endswith("}\n")
+    value = run_beeuni(["rules", "explain", "TOP_LEVEL_KEYS", "--rules", "rules"], cwd=ROOT)
+    assert value.stdout.startswith("let TOP_LEVEL_KEYS\ndefined at rules/manifest.rules:")
+    assert "let TOP_LEVEL_KEYS = keys(MANIFEST_SHAPE)\n" in value.stdout
+    shipped = run_beeuni(["rules", "explain", "TOP_LEVEL_KEYS"], cwd=ROOT / "tests")
+    assert shipped.stdout == value.stdout
+    rule = run_beeuni(["rules", "explain", "tools/name-format", "rules"], cwd=ROOT)
+    assert rule.stdout.startswith("tools/name-format (error)\ndefined at rules/tools.rules:")
+
+
+def test_rules_check_and_test_name_the_folder_on_their_first_line() -> None:
+    checked = run_beeuni(["rules", "check", "rules"], cwd=ROOT)
+    assert checked.stderr.splitlines()[0] == "checking the rules in rules"
+    shipped = run_beeuni(["rules", "check"], cwd=ROOT / "tests")
+    assert shipped.stderr.splitlines()[0] == (
+        "checking the shipped rules, installed with beeuni (in a clone, name the folder: `beeuni rules check rules`)"
+    )
+    tested = run_beeuni(["rules", "test"], cwd=ROOT / "tests")
+    assert tested.stdout.splitlines()[0].startswith(
+        "testing the shipped rules, installed with beeuni (in a clone, name the folder: `beeuni rules test rules`): "
+    )
 
 
 def test_every_rule_has_a_doc() -> None:

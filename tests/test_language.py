@@ -7,7 +7,8 @@ import warnings
 from typing import Any
 
 import pytest
-from beeuni.engine.lang import Interface, RulesError, compile_sources, patterns
+from beeuni.engine import contract
+from beeuni.engine.lang import Interface, RulesError, compile_sources, hints, patterns
 from beeuni.engine.lang.builtins import Observer
 from beeuni.engine.lang.codegen import HELPERS
 from beeuni.engine.lang.evaluator import Evaluation, runtime_namespace
@@ -56,6 +57,37 @@ def value(expression: str, data: Any = None) -> Any:
 )
 def test_expressions(expression: str, expected: Any) -> None:
     assert value(expression) == expected
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (
+            'unique([["read,grep"], ["read", "grep"], ["read", "grep"], ["grep", "read"]])',
+            [["read,grep"], ["read", "grep"], ["grep", "read"]],
+        ),
+        ('index_of([["read,grep"], ["read", "grep"]], ["read", "grep"])', 1),
+        ('index_of([["read,grep"], ["read", "grep"]], ["read grep"])', None),
+        ("index_of([{a: 1, b: [2]}, {a: 1}], {b: [2], a: 1})", 0),
+        ('index_of(["x", "y"], "y")', 1),
+        ("index_of(data, 1)", None),
+        ('[["a"]] & [["a"], ["b"]]', [["a"]]),
+        ('[["a"], ["b"]] - [["a"]]', [["b"]]),
+        ('[["a", "b"]] | [["a", "b"], ["b", "a"]]', [["a", "b"], ["b", "a"]]),
+        ('[\'"read"\'] in [["read"], [\'"read"\']]', True),
+        ("{x: [1, {y: 2}]} in [{x: [1, {y: 2}]}]", True),
+        ('unique([{a: "1"}, {a: 1}])', [{"a": "1"}, {"a": 1}]),
+    ],
+)
+def test_lists_and_maps_are_told_apart_by_their_structure(expression: str, expected: Any) -> None:
+    """A list or map is one member of a set however it was written: `unique`, `in`, the set
+    operators and `index_of` agree with `==`, so a rule groups by a list and never by joined text."""
+    assert value(expression) == expected
+
+
+def test_a_list_read_from_the_manifest_equals_one_written_in_the_rules() -> None:
+    data = [LocatedStr("read", ("beeuni.yaml", 3, 5)), LocatedStr("grep", ("beeuni.yaml", 3, 11))]
+    assert value('index_of([["grep"], ["read", "grep"]], data)', data) == 1
 
 
 def test_a_field_read_many_times_is_read_from_the_value_its_name_stands_for_there() -> None:
@@ -585,3 +617,86 @@ def test_a_doc_template_cannot_use_the_facts_or_a_rules_variables() -> None:
         "a doc is written before any manifest is read",
         "6:26: error unknown name `e`",
     ]
+
+
+# fields of data whose shape the rules declare (the manifest's: MANIFEST_SHAPE) ---------------
+
+SHAPED = Interface(
+    contract.FACTS,
+    values=("result", "SHAPE"),
+    functions={"pick": ("name", "harness")},
+    data_shape=("SHAPE", contract.manifest_facts),
+)
+
+
+SHAPE = (
+    'let SHAPE = {imports: ["string"], tools: {"*": "string"}, '
+    'agents: {"*": {tools: "any", connectors: ["string"], model: "string"}}}\n'
+)
+
+
+def shaped_problems(expression: str) -> list[str]:
+    return problems(f"{SHAPE}let result = {expression}\nfn pick(name, harness) = name\n", SHAPED)
+
+
+def settings_of(field: str) -> str:
+    return f'[if type(a.value) == "map" then a.value else {{}} for a in sections.agents][0].{field}'
+
+
+@pytest.mark.parametrize(
+    ("expression", "warning"),
+    [
+        # a file's root: the top-level keys
+        ("[f.root.tool for f in files]", "no field `tool` in `SHAPE` (imports, tools, agents); did you mean `tools`?"),
+        ('[f.root["agent"] for f in files]', "no field `agent` in `SHAPE` (imports, tools, agents); did you mean"),
+        # the sections: their keys, and an entry's value — a tool's is a string, an agent's its settings
+        ("sections.agnets", "no key `agnets` in `SHAPE` (imports, tools, agents); did you mean `agents`?"),
+        ("[a.value.conectors for a in sections.agents]", "no field `conectors` in `SHAPE` (tools, connectors, model)"),
+        (settings_of("modle"), "no field `modle` in `SHAPE` (tools, connectors, model); did you mean `model`?"),
+        ("[[c.x for c in f.root.agents.a.tool] for f in files]", "no field `tool` in `SHAPE` (tools, connectors"),
+    ],
+)
+def test_a_field_the_declared_shape_lacks_is_a_warning_with_did_you_mean(expression: str, warning: str) -> None:
+    [found] = shaped_problems(expression)
+    assert found.startswith("2:") and f": warning the data here has {warning}" in found
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "[f.root.tools for f in files]",
+        "[a.value.connectors for a in sections.agents]",
+        settings_of("model"),
+        "[[n for n in a.value.connectors] for a in sections.agents]",
+        "[t.value.anything for t in sections.tools]",  # a tool's value is a string: no fields to check
+        "[v.tools for k, v in [f.root.agents for f in files][0]]",
+        "sections.tools",
+    ],
+)
+def test_a_field_the_declared_shape_has_is_no_problem(expression: str) -> None:
+    assert shaped_problems(expression) == []
+
+
+def test_without_a_literal_shape_nothing_is_checked() -> None:
+    source = "let SHAPE = keys({a: 1})\nlet result = [f.root.anything for f in files]\nfn pick(name, harness) = name\n"
+    assert problems(source, SHAPED) == []
+
+
+# habits from other languages: each entry of the hints' tables, as `rules check` reports it --------
+
+
+@pytest.mark.parametrize(
+    ("source", "hint"),
+    [
+        *((f"let result = true {op} false", message) for op, message in hints.OPERATORS.items()),
+        ("let result = !true", hints.NOT),
+        *((f'let result = "x".{name}("y")', hints.method_hint(name)) for name in hints.METHODS),
+        ('let result = "x".upper()', hints.method_hint("upper")),
+        *((f"let result = if true then 1 {word} true then 2 else 3", m) for word, m in hints.KEYWORDS.items()),
+        *((f"let result = {name}", hints.literal_hint(name)) for name in hints.LITERALS),
+        ('let result = startswith("a", "b")', hints.function_hint("startswith")),
+    ],
+)
+def test_a_habit_from_another_language_is_answered_with_the_rules_languages_way(source: str, hint: str) -> None:
+    found = problems(source + "\nfn pick(name, harness) = name\n")
+    assert [entry.split(" ", 2)[2] for entry in found if " error " in entry] == [hint]

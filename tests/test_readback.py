@@ -31,7 +31,9 @@ STARTER = ROOT / "examples" / "starter"
 
 
 def test_a_list_where_a_view_id_belongs(tmp_path: Path) -> None:
-    rules = edited_rules(tmp_path, "agents.rules", "view: view_id(view_of_agent(h)[a.name].key, h),", "view: [a.name],")
+    rules = edited_rules(
+        tmp_path, "agents.rules", "view: view_id(view_of_agent(h)[a.name].tools, h),", "view: [a.name],"
+    )
     result = run_beeuni(["resolve", str(STARTER), "--rules", str(rules)], cwd=tmp_path)
     where = f"{rules}/agents.rules:{line_of(rules, 'agents.rules', 'fn resolved_harness(h)')}:1"
     assert result.stderr.startswith(
@@ -41,7 +43,7 @@ def test_a_list_where_a_view_id_belongs(tmp_path: Path) -> None:
 
 
 def test_a_view_id_that_names_no_view(tmp_path: Path) -> None:
-    rules = edited_rules(tmp_path, "agents.rules", "view: view_id(view_of_agent(h)[a.name].key, h),", 'view: "v99",')
+    rules = edited_rules(tmp_path, "agents.rules", "view: view_id(view_of_agent(h)[a.name].tools, h),", 'view: "v99",')
     result = run_beeuni(["resolve", str(STARTER), "--json", "--rules", str(rules)], cwd=tmp_path)
     assert (
         'error[rules] `resolved_harness("standard").agents[0].view` names `v99`, which is none of the' in result.stderr

@@ -74,3 +74,32 @@ def test_annotations_concern_their_own_line_or_the_next_one(tmp_path: Path) -> N
         ("ok", "tools/opencode-shadow", "", "tools/a.ts", 1, "export default {};"),
     ]
     assert dangling == []
+
+
+def test_every_annotation_on_a_line_is_read(tmp_path: Path) -> None:
+    (tmp_path / "beeuni.yaml").write_text(
+        "tools:\n"
+        "  a: tools/a.ts  # ok: tools/module-missing  # expect: tools/name-format a # fragment  // ok: x/y\n"
+        "  # ok: tools/harness-name  # expect: tools/module-missing text\n"
+        "  bash: x\n"
+    )
+    annotations, _ = read_annotations(str(tmp_path))
+    found = [(a.kind, a.rule, a.fragment, a.line, a.source_line) for a in annotations]
+    assert found == [
+        ("ok", "tools/module-missing", "", 2, "  a: tools/a.ts"),
+        ("expect", "tools/name-format", "a # fragment", 2, "  a: tools/a.ts"),
+        ("ok", "x/y", "", 2, "  a: tools/a.ts"),
+        ("ok", "tools/harness-name", "", 4, "  bash: x"),
+        ("expect", "tools/module-missing", "text", 4, "  bash: x"),
+    ]
+
+
+def test_an_annotation_without_a_rule_is_an_error(tmp_path: Path) -> None:
+    rules = rules_copy_with_cases(tmp_path, SETS / "passing")
+    case = rules / "tests" / "bare-annotation"
+    case.mkdir()
+    (case / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search  # expect:\n")
+    result = run_beeuni(["rules", "test", "rules"], cwd=tmp_path)
+    assert result.code == 1
+    where = "rules/tests/bare-annotation/beeuni.yaml:2"
+    assert f"{where}: `expect:` names no rule: write `expect: group/name`" in result.stdout

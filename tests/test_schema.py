@@ -89,3 +89,30 @@ def test_schema_without_the_rules_value_is_refused(tmp_path: Path) -> None:
     result = run_beeuni(["schema", "--rules", str(rules)], cwd=tmp_path)
     assert result.code == 2
     assert "the rules define no `MANIFEST_SCHEMA`" in result.stderr
+
+
+def test_the_manifests_shape_is_declared_once_for_the_schema_and_rules_check(tmp_path: Path) -> None:
+    """MANIFEST_SHAPE (manifest.rules) is what `beeuni schema` lists and what `rules check` holds
+    every field read of manifest data against: a key added there is known to both."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("tests", "*.py", "__pycache__"))
+    agents = rules / "agents.rules"
+    source = agents.read_text()
+    misspelt = 'fn connectors_of(a) = [c for c in agent_settings(a).conectors if type(c) == "string"]'
+    agents.write_text(source.replace(misspelt.replace("conectors", "connectors"), misspelt, 1))
+    checked = run_beeuni(["rules", "check", "rules"], cwd=tmp_path)
+    line = next(i for i, text in enumerate(agents.read_text().splitlines(), 1) if "conectors" in text)
+    column = agents.read_text().splitlines()[line - 1].index("agent_settings(a).conectors") + 1
+    assert checked.code == 0, checked.stdout  # a warning: the rules still run
+    assert checked.stdout == (
+        f"rules/agents.rules:{line}:{column}: warning[rules] the data here has no field `conectors` in "
+        "`MANIFEST_SHAPE` (tools, secrets, permission, connectors, description, model, prompt); "
+        "did you mean `connectors`?\n"
+    )
+    manifest = rules / "manifest.rules"
+    manifest.write_text(
+        manifest.read_text().replace('    prompt: "string",\n', '    prompt: "string",\n    conectors: "any",\n')
+    )
+    assert run_beeuni(["rules", "check", "rules"], cwd=tmp_path).stdout == ""
+    schema = json.loads(run_beeuni(["schema", "--rules", "rules"], cwd=tmp_path).stdout)
+    assert "conectors" in schema["definitions"]["agent"]["propertyNames"]["enum"]

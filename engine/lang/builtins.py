@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..located import LocatedStr, unwrap
 from ..paths import QUESTIONS, Repository
 from . import patterns
-from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name, unique
+from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -140,6 +140,17 @@ def b_join(observer: Observer, items: Any, separator: Any) -> str:
     return observer.budget.sized(joined)
 
 
+def b_split(observer: Observer, value: Any, separator: Any) -> list[str]:
+    """The parts of the string ``value`` between each ``separator``; none for anything else."""
+    if not isinstance(separator, str) or not separator:
+        raise RuleFailure(f"`split` needs a separator that is a text of one character or more, not {text(separator)!r}")
+    string = _str(value)
+    if string is None:
+        return []
+    observer.budget.spend(len(string) // 64)  # a search through the text
+    return observer.budget.sized(str(string).split(separator))
+
+
 def b_str(observer: Observer, value: Any) -> str:
     return observer.budget.sized(text(value))
 
@@ -184,7 +195,7 @@ def b_sorted(observer: Observer, items: Any) -> list[Any]:
 
 
 def b_unique(observer: Observer, items: Any) -> list[Any]:
-    return observer.budget.sized(unique(observer.budget.scan(as_items(items))))
+    return observer.budget.sized(observer.sets.unique(observer.budget.scan(as_items(items))))
 
 
 def b_flatten(observer: Observer, items: Any) -> list[Any]:
@@ -216,6 +227,20 @@ def b_index_by(observer: Observer, records: Any, field: Any) -> dict[Any, Any]:
         if isinstance(key, str):  # (a located true, false or null holds no string)
             index.setdefault(key if key.__class__ is str else str(key), record)
     return observer.budget.sized(index)
+
+
+def b_index_of(observer: Observer, items: Any, value: Any) -> Any:
+    """Where ``value`` first stands in the list ``items``, or null. Lists and maps compare by
+    their structure, as ``==`` does: a list of views can be searched for a view, and a value
+    found once stands for every value equal to it (a function remembers calls by their
+    arguments' identity). The list's positions are worked out once per evaluation."""
+    if not isinstance(items, list):
+        return None
+    positions = observer.sets.set_of(items)
+    try:
+        return positions.get(value)
+    except TypeError:  # a list or map: looked up by its structure
+        return positions.get(observer.sets.key(value))
 
 
 def b_any(observer: Observer, items: Any) -> bool:
@@ -288,6 +313,7 @@ BUILTINS: dict[str, Builtin] = {
     "after": (2, 2, b_after, "budget"),
     "lower": (1, 1, b_lower, "budget"),
     "join": (2, 2, b_join, "budget"),
+    "split": (2, 2, b_split, "budget"),
     "str": (1, 1, b_str, "budget"),
     "stem": (1, 1, b_stem, "budget"),
     "closest": (2, 2, b_closest, "budget"),
@@ -298,6 +324,7 @@ BUILTINS: dict[str, Builtin] = {
     "flatten": (1, 1, b_flatten, "budget"),
     "group_by": (2, 2, b_group_by, "budget"),
     "index_by": (2, 2, b_index_by, "budget"),
+    "index_of": (2, 2, b_index_of, "budget"),  # (its sets only a cache: no answer depends on them)
     "any": (1, 1, b_any, "budget"),
     "all": (1, 1, b_all, "budget"),
     "first": (1, 1, b_first, None),

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import hints
 from .builtins import BUILTINS
-from .errors import Problem
+from .errors import Findings, Problem
+from .similar import suggest
 from .types import check_types
 
 if TYPE_CHECKING:
@@ -42,17 +44,6 @@ CLAUSES = {
     "message": (True, "expr"),
     "fix": (False, "expr"),  # the new text of the value `at` names (null: no fix)
 }
-
-
-class Findings:
-    """The problems found so far, each with the file it is in."""
-
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def add(self, node: Node, message: str, file: str, severity: str = "error") -> None:
-        line, column = node.get("pos", [1, 1])
-        self.problems.append(Problem(file, line, column, message, severity))
 
 
 def check_program(
@@ -233,6 +224,10 @@ class _NameChecker:
             self.uses.add(name)
             self.found.add(node, f"`{name}` is a function: call it, `{name}(...)`", self.file)
             return
+        habit = hints.literal_hint(name)
+        if habit is not None:
+            self.found.add(node, habit, self.file)
+            return
         known = sorted({*scope, *self.lets, *self.facts})
         self.found.add(node, f"unknown name `{name}`{suggest(name, known)}", self.file)
 
@@ -251,7 +246,8 @@ class _NameChecker:
                 self.found.add(node, f"`{name}` is a value, not a function: write `{name}`", self.file)
             elif name not in self.lost:
                 known = sorted({*BUILTINS, *self.fns})
-                self.found.add(node, f"unknown function `{name}`{suggest(name, known)}", self.file)
+                habit = hints.function_hint(name)
+                self.found.add(node, habit or f"unknown function `{name}`{suggest(name, known)}", self.file)
             return
         low, high, _, _ = builtin
         if not low <= count <= high:
@@ -260,14 +256,6 @@ class _NameChecker:
 
 def _count(n: int) -> str:
     return "1 argument" if n == 1 else f"{n} arguments"
-
-
-def suggest(name: str, known: list[str]) -> str:
-    """``; did you mean `x`?`` for the closest of ``known``, or nothing."""
-    from .similar import closest_name
-
-    found = closest_name(name, known)
-    return f"; did you mean `{found}`?" if found else ""
 
 
 def _cycles(depends: dict[str, tuple[Node, set[str]]], found: Findings) -> dict[str, int] | None:

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from ..visible import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class Problem:
     """One finding about a rules file: ``severity`` is ``error`` or ``warning``; ``file`` is the
@@ -30,6 +35,18 @@ class Problem:
     def as_tuple(self) -> tuple[str, int, int, str, str]:
         """For the rule cache (``marshal`` takes tuples, not objects)."""
         return (self.file, self.line, self.column, self.message, self.severity)
+
+
+class Findings:
+    """The problems a check of a rule set found so far, each with the file it is in."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, node: dict[str, Any], message: str, file: str, severity: str = "error") -> None:
+        """Record ``message`` at the position of the parsed ``node`` (its start, else 1:1)."""
+        line, column = node.get("pos", [1, 1])
+        self.problems.append(Problem(file, line, column, message, severity))
 
 
 class RulesError(Exception):

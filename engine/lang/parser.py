@@ -24,6 +24,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..cache_folder import cache_dir
+from . import hints
 from .errors import Problem, RulesError
 
 Node = dict[str, Any]
@@ -118,7 +119,7 @@ def _parse_lines(lines: list[str], start: int, end: int, file: str, parsed: Pars
                 broken = _definition_at(lines, bracket_line - 1, start)
                 resume = boundary
             else:
-                message = _describe(err)
+                message = _describe(err, text)
                 broken = _definition_at(lines, index, start)
                 resume = _next_definition(lines, index, end)
             parsed.problems.append(Problem(file, line, column, message))
@@ -235,7 +236,7 @@ def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[
         return _lark().parse(source, start=start)
     except UnexpectedInput as err:
         line, column = _shift(err.line, err.column, origin)
-        raise RulesError(file, line, column, _describe(err)) from None
+        raise RulesError(file, line, column, _describe(err, source)) from None
 
 
 def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
@@ -245,7 +246,12 @@ def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
     return (origin[0] + line - 1, column + origin[1] - 1 if line == 1 else column)
 
 
-def _describe(err: UnexpectedInput) -> str:
+def _describe(err: UnexpectedInput, text: str) -> str:
+    """What the parser met, and what it expected there — or, for a habit from another language
+    (``&&``, ``x.startswith(…)``, ``elif``), how the rules language says it."""
+    habit = _habit(err, text)
+    if habit is not None:
+        return habit
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {err.char!r}"
     expected = sorted(_TERMINAL_NAMES.get(name, _literal(name)) for name in getattr(err, "expected", ()) or ())
@@ -255,6 +261,31 @@ def _describe(err: UnexpectedInput) -> str:
     assert isinstance(err, UnexpectedToken)
     found = "end of file" if err.token.type == "$END" else f"`{err.token}`"
     return f"unexpected {found}{allowed}"
+
+
+#: a method's name right before a `(` the parser did not expect: `x.startswith(`
+_METHOD_BEFORE = re.compile(r"\.\s*(?P<name>[A-Za-z_]\w*)\s*$")
+
+
+def _habit(err: UnexpectedInput, text: str) -> str | None:
+    """The hint of ``hints.py`` for the syntax error ``err`` in ``text``, or None."""
+    if isinstance(err, UnexpectedCharacters):
+        at = err.pos_in_stream or 0
+        return hints.NOT if err.char == "!" and text[at + 1 : at + 2] != "=" else None
+    token = getattr(err, "token", None)
+    start = getattr(token, "start_pos", None)
+    if token is None or token.type == "$END" or start is None:
+        return None
+    pair = text[max(start - 1, 0) : start + 1]
+    if pair in hints.OPERATORS:
+        return hints.OPERATORS[pair]
+    if token.type == "NAME" and str(token) in hints.KEYWORDS:
+        return hints.KEYWORDS[str(token)]
+    if token.type == "LPAR":
+        method = _METHOD_BEFORE.search(text, max(start - 200, 0), start)
+        if method is not None:
+            return hints.method_hint(method["name"])
+    return None
 
 
 def _literal(terminal: str) -> str:
@@ -450,13 +481,19 @@ class _ToAst(Transformer[Token, Any]):
     # templates -----------------------------------------------------------------------------
 
     def _template_parts(self, token: Token) -> list[Any]:
-        """``f"a {x} b"`` → ``["a ", <expr x>, " b"]``; ``{{`` and ``}}`` stand for braces."""
+        """``f"a {x} b"`` → ``["a ", <expr x>, " b"]``; ``{{`` and ``}}`` stand for braces.
+
+        Every position is found through ``_raw_offsets`` (where each character of the decoded
+        text stands in the token), so that a mistake on any line of a dedented triple-quoted template is
+        reported on its own line and column. The expression of a triple-quoted template is read
+        as written (its lines' indentation kept: it matters to no expression)."""
         raw = str(token)
         body = decode_string(raw[1:])
+        offsets = _raw_offsets(raw, len(body))
+        as_written = raw.startswith('f"""')
         parts: list[Any] = []
         text = ""
         i = 0
-        cursor = 0  # how far into ``raw`` the embedded expressions have been found
         while i < len(body):
             char = body[i]
             if char in "{}" and body[i : i + 2] in ("{{", "}}"):
@@ -464,21 +501,20 @@ class _ToAst(Transformer[Token, Any]):
                 i += 2
                 continue
             if char == "}":
-                raise RulesError(self.file, *self._at(token, raw.find("}", cursor)), "single `}` in a template")
+                raise RulesError(self.file, *self._at(token, offsets[i]), "single `}` in a template")
             if char != "{":
                 text += char
                 i += 1
                 continue
             end = body.find("}", i)
             if end < 0:
-                raise RulesError(self.file, *self._at(token, raw.find("{", cursor)), "unclosed `{` in a template")
+                raise RulesError(self.file, *self._at(token, offsets[i]), "unclosed `{` in a template")
             if text:
                 parts.append(text)
                 text = ""
-            found = raw.find(body[i : end + 1], cursor)
-            cursor = found + end - i if found >= 0 else cursor
-            origin = self._at(token, found + 1)
-            tree = _parse(body[i + 1 : end], self.file, "expr", origin)
+            origin = self._at(token, offsets[i] + 1)
+            source = raw[offsets[i] + 1 : offsets[end]] if as_written else body[i + 1 : end]
+            tree = _parse(source, self.file, "expr", origin)
             parts.append(_shift_positions(_ToAst(self.file, self.problems).transform(tree), origin))
             i = end + 1
         if text:
@@ -494,6 +530,34 @@ class _ToAst(Transformer[Token, Any]):
         line = (token.line or 1) + raw.count("\n", 0, index)
         column = (token.column or 1) + index if line_start < 0 else index - line_start
         return line, column
+
+
+def _raw_offsets(raw: str, length: int) -> list[int]:
+    """For each of the ``length`` characters of a template's decoded text
+    (``decode_string(raw[1:])``), its index in ``raw``: escapes decoded in a one-line template,
+    the margin ``textwrap.dedent`` took and the blank lines around it in a triple-quoted one."""
+    offsets: list[int] = []
+    if raw.startswith('f"""'):
+        inner = raw[4:-3]
+        start = 4
+        dedented = textwrap.dedent(inner)
+        for line, kept in zip(inner.split("\n"), dedented.split("\n"), strict=False):
+            offsets.extend(range(start + len(line) - len(kept), start + len(line) + 1))  # (with its newline)
+            start += len(line) + 1
+        leading = len(dedented) - len(dedented.lstrip("\n"))
+        offsets = offsets[leading : leading + length]
+        return offsets + [len(raw) - 3] * (length - len(offsets))  # (dedent keeps every line: never)
+    index, end = 2, len(raw) - 1
+    while index < end:
+        if raw[index] == "\\" and index + 1 < end:
+            offsets.append(index)
+            if raw[index + 1] not in _ESCAPES:
+                offsets.append(index + 1)  # a backslash that stays: two characters
+            index += 2
+            continue
+        offsets.append(index)
+        index += 1
+    return offsets[:length]
 
 
 def _shift_positions(node: Any, origin: tuple[int, int]) -> Any:

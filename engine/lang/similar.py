@@ -71,3 +71,9 @@ def _prepare(candidates: Iterable[Any]) -> _Prepared:
         _prepared.clear()
     found = _prepared[items] = _Prepared(items)
     return found
+
+
+def suggest(name: str, known: list[str]) -> str:
+    """``; did you mean `x`?`` for the closest of ``known``, or nothing."""
+    found = closest_name(name, known)
+    return f"; did you mean `{found}`?" if found else ""

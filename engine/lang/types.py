@@ -23,9 +23,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import patterns
+from .similar import suggest
 
 if TYPE_CHECKING:
-    from .checker import Findings
+    from .errors import Findings
     from .interface import Interface
 
 Node = dict[str, Any]
@@ -37,6 +38,7 @@ NULL: Type = ("null",)
 BOOL: Type = ("bool",)
 NUMBER: Type = ("number",)
 STRING: Type = ("string",)
+_NO_FIELDS: Type = ("record", ())
 #: kinds whose values are surely of that type (not null, not unknown)
 _CERTAIN = frozenset({"null", "bool", "number", "string", "list", "map", "record"})
 _PHRASES = {
@@ -57,12 +59,30 @@ def from_shape(shape: Any) -> Type:
     if isinstance(shape, list):
         return ("list", from_shape(shape[0]))
     if isinstance(shape, dict):
+        if "$data" in shape:
+            return ("data", _data(shape["$data"]))
+        if "$keys" in shape:
+            keyed = tuple((key, from_shape(part)) for key, part in shape["$keys"].items())
+            return ("map", from_shape(shape.get("*", "any")), keyed)
         if "*" in shape:
             return ("map", from_shape(shape["*"]))
         return ("record", tuple(sorted((name, from_shape(field)) for name, field in shape.items())))
     if shape.endswith("?"):
         return ("maybe", from_shape(shape[:-1]))
     return {"string": STRING, "number": NUMBER, "bool": BOOL, "null": NULL}.get(shape, ANY)
+
+
+def _data(shape: Any) -> Any:
+    """A declared shape of data, as the ``data`` type holds it (hashable): ``("fields", ((name,
+    shape), ...))``, ``("each", shape)`` (a map from strings), ``("items", shape)`` (a list), or
+    the scalar's name."""
+    if isinstance(shape, list) and shape:
+        return ("items", _data(shape[0]))
+    if isinstance(shape, dict):
+        if "*" in shape:
+            return ("each", _data(shape["*"]))
+        return ("fields", tuple((str(name), _data(part)) for name, part in shape.items()))
+    return str(shape) if isinstance(shape, str) else "any"
 
 
 def join(a: Type, b: Type) -> Type:
@@ -73,6 +93,9 @@ def join(a: Type, b: Type) -> Type:
         return b
     if a == ANY or b == ANY:
         return ANY
+    if "data" in (a[0], b[0]):  # data or a stand-in for none of it (`else {}`): still that data
+        data, other = (a, b) if a[0] == "data" else (b, a)
+        return data if other in (NULL, _NO_FIELDS) else _maybe(data) if other == ("maybe", data) else ANY
     if a == NULL or b == NULL:
         return _maybe(b if a == NULL else a)
     if a[0] == "maybe" or b[0] == "maybe":
@@ -107,6 +130,11 @@ def phrase(t: Type) -> str:
 def item_of(t: Type) -> Type:
     """What ``for x in`` a value of type ``t`` walks."""
     t = strip(t)
+    if t[0] == "data":
+        shape = t[1]
+        if shape[0] == "items":
+            return ("data", shape[1])
+        return STRING if shape[0] in ("fields", "each") else ANY
     if t[0] == "list":
         return t[1] if t[1] != BOTTOM else ANY
     if t[0] in ("map", "record"):
@@ -124,7 +152,8 @@ class _TypeChecker:
         self.lets: dict[str, Node] = program["lets"]
         self.fns: dict[str, Node] = program["fns"]
         self.rules: list[Node] = program["rules"]
-        self.facts = {name: from_shape(shape) for name, shape in interface.facts.items()}
+        self.data_name, facts = _shaped_facts(program, interface)
+        self.facts = {name: from_shape(shape) for name, shape in facts.items()}
         self.host_called = frozenset([*interface.functions, *interface.optional_functions])
         self.found = found
         self.params: dict[str, list[Type]] = {name: [BOTTOM] * len(node["params"]) for name, node in self.fns.items()}
@@ -137,7 +166,7 @@ class _TypeChecker:
         self.returns: dict[str, Type] = {}
         self.busy: set[str] = set()
         self.calls: dict[str, list[Type]] = {}
-        self.problems: dict[tuple[str, int, int, str], Node] = {}
+        self.problems: dict[tuple[str, int, int, str], tuple[Node, str]] = {}
 
     def run(self) -> None:
         """Walk everything until the parameters' types settle; report the last walk's findings."""
@@ -148,8 +177,8 @@ class _TypeChecker:
             if settled == self.params:
                 break
             self.params = settled
-        for (file, _, _, message), node in sorted(self.problems.items(), key=lambda item: item[0]):
-            self.found.add(node, message, file)
+        for (file, _, _, message), (node, severity) in sorted(self.problems.items(), key=lambda item: item[0]):
+            self.found.add(node, message, file, severity)
 
     def _settle(self) -> dict[str, list[Type]]:
         settled: dict[str, list[Type]] = {}
@@ -219,10 +248,10 @@ class _TypeChecker:
             self.returns[name] = self._quietly("fn:" + name, node["file"], lambda: self._body(name, node))
         return self.returns[name]
 
-    def report(self, node: Node, message: str) -> None:
+    def report(self, node: Node, message: str, severity: str = "error") -> None:
         if not self.quiet:
             line, column = node.get("pos", [1, 1])
-            self.problems.setdefault((self.file, line, column, message), node)
+            self.problems.setdefault((self.file, line, column, message), (node, severity))
 
     # expressions ------------------------------------------------------------------------------
 
@@ -271,14 +300,17 @@ class _TypeChecker:
         return self.field(node, self.expr(node["obj"], scope), node["name"])
 
     def field(self, node: Node, of: Type, name: str) -> Type:
-        """The type of field ``name`` of a value of type ``of``; a field a record lacks is reported."""
+        """The type of field ``name`` of a value of type ``of``; a field a record lacks is reported,
+        one that data's declared shape lacks is warned about."""
         of = strip(of)
+        if of[0] == "data":
+            return self._data_field(node, of[1], name)
+        if of[0] == "map" and len(of) > 2:
+            return self._keyed(node, of, name)
         if of[0] == "record":
             fields: dict[str, Type] = dict(of[1])
             if name in fields:
                 return fields[name]
-            from .checker import suggest
-
             listed = ", ".join(sorted(fields)) or "none"
             self.report(node, f"no field `{name}` here{suggest(name, sorted(fields))} (fields: {listed})")
             return ANY
@@ -288,10 +320,40 @@ class _TypeChecker:
             self.report(node, f"`.{name}` of {phrase(of)} is always null: only maps have fields")
         return ANY
 
+    def _data_field(self, node: Node, shape: Any, name: str) -> Type:
+        if shape[0] == "each":
+            return ("data", shape[1])
+        if shape[0] != "fields":
+            return ANY  # (data of another shape may still be a map: the manifest is not checked yet)
+        fields = dict(shape[1])
+        if name in fields:
+            return ("data", fields[name])
+        self._undeclared(node, "field", name, list(fields))
+        return ANY
+
+    def _undeclared(self, node: Node, what: str, name: str, declared: list[str]) -> None:
+        listed = ", ".join(declared) or "none"
+        message = f"the data here has no {what} `{name}` in `{self.data_name}` ({listed}){suggest(name, declared)}"
+        self.report(node, message, "warning")
+
+    def _keyed(self, node: Node, of: Type, name: str) -> Type:
+        """Field ``name`` of a map with known keys (``sections.agents``): an unknown key is
+        warned about, as data its shape lacks."""
+        keyed = dict(of[2])
+        if name in keyed:
+            return _maybe(keyed[name])
+        self._undeclared(node, "key", name, list(keyed))
+        return _maybe(of[1])
+
     def e_index(self, node: Node, scope: dict[str, Type]) -> Type:
         of = strip(self.expr(node["obj"], scope))
         key = node["key"]
         self.expr(key, scope)
+        literal = key["t"] == "value" and isinstance(key["value"], str)
+        if (of[0] == "data" or (of[0] == "map" and len(of) > 2)) and literal:
+            return self.field(node, of, key["value"])
+        if of[0] == "data":
+            return ("data", of[1][1]) if of[1][0] in ("each", "items") else ANY
         if of[0] == "record":
             if key["t"] == "value" and isinstance(key["value"], str):
                 return self.field(node, of, key["value"])
@@ -365,7 +427,11 @@ class _TypeChecker:
             scope[names[0]] = item_of(source)
             return
         of = strip(source)
-        if of[0] == "map":
+        if of[0] == "data":
+            shape = of[1]
+            inner = ("data", shape[1]) if shape[0] in ("each", "items") else ANY
+            scope[names[0]], scope[names[1]] = NUMBER if shape[0] == "items" else STRING, inner
+        elif of[0] == "map":
             scope[names[0]], scope[names[1]] = STRING, of[1]
         elif of[0] == "list":
             scope[names[0]], scope[names[1]] = NUMBER, of[1] if of[1] != BOTTOM else ANY
@@ -479,6 +545,8 @@ class _TypeChecker:
 #: the result types of built-ins that do not depend on their arguments
 _BUILTIN_RESULTS: dict[str, Type] = {
     "len": _maybe(NUMBER),
+    "index_of": _maybe(NUMBER),
+    "split": ("list", STRING),
     "type": STRING,
     "keys": ("list", STRING),
     "starts_with": BOOL,
@@ -499,3 +567,37 @@ _BUILTIN_RESULTS: dict[str, Type] = {
     "is_file": BOOL,
     "list_dir": ("list", STRING),
 }
+
+
+def _shaped_facts(program: Node, interface: Interface) -> tuple[str, dict[str, Any]]:
+    """The facts' shapes, with the data the rules declare the shape of (``Interface.data_shape``)
+    marked as such — when the rules define that ``let`` as a literal; else as declared."""
+    if interface.data_shape is None:
+        return "", dict(interface.facts)
+    name, shaped = interface.data_shape
+    node = program["lets"].get(name)
+    try:
+        declared = _literal(node["expr"]) if node is not None else _NOT_LITERAL
+    except RecursionError:
+        declared = _NOT_LITERAL
+    if declared is _NOT_LITERAL:
+        return name, dict(interface.facts)
+    return name, dict(shaped(declared))
+
+
+_NOT_LITERAL = object()
+
+
+def _literal(node: Node) -> Any:
+    """The value a literal expression writes (strings, numbers, lists and maps of them), or
+    ``_NOT_LITERAL``."""
+    kind = node["t"]
+    if kind == "value":
+        return node["value"]
+    if kind == "list":
+        items = [_literal(item) for item in node["items"]]
+        return _NOT_LITERAL if _NOT_LITERAL in items else items
+    if kind == "map":
+        pairs = {key: _literal(value) for key, value in node["pairs"]}
+        return _NOT_LITERAL if any(value is _NOT_LITERAL for value in pairs.values()) else pairs
+    return _NOT_LITERAL

@@ -333,18 +333,58 @@ class SetCache:
 
     def __init__(self, budget: Budget) -> None:
         self._sets: dict[int, tuple[list[Any], dict[Any, int]]] = {}
+        #: each list's or map's ``hashable`` structure, by its identity: a view looked up for
+        #: every agent that sees it is read through once
+        self._keys: dict[int, tuple[Any, Any]] = {}
         self.budget = budget
 
     def forget(self) -> None:
         self._sets.clear()
+        self._keys.clear()
+
+    def key(self, value: Any) -> Any:
+        """``hashable(value)``: for a list or map worked out once, for anything else itself."""
+        if not isinstance(value, list | dict):
+            return unwrap(value)
+        found = self._keys.get(id(value))
+        if found is None or found[0] is not value:
+            key = hashable(value, self.budget)
+            self.budget.build(len(value) * ITEM)  # kept as long as the evaluation
+            found = self._keys[id(value)] = (value, key)
+        return found[1]
+
+    def unique(self, items: list[Any]) -> list[Any]:
+        """``items`` without repeats (lists and maps compared by their structure, as ``==``
+        does), first occurrences kept, in order."""
+        try:
+            return list(dict.fromkeys(items))
+        except TypeError:
+            pass
+        seen: set[Any] = set()
+        result = []
+        for item in items:
+            key = self.key(item)
+            if key not in seen:
+                seen.add(key)
+                result.append(item)
+        return result
 
     def set_of(self, items: list[Any]) -> dict[Any, int]:
         found = self._sets.get(id(items))
         if found is None or found[0] is not items:
             self.budget.spend(len(items))
             self.budget.build(len(items) * ENTRY)  # kept as long as the evaluation
-            found = self._sets[id(items)] = (items, _positions(items))
+            found = self._sets[id(items)] = (items, self._positions(items))
         return found[1]
+
+    def _positions(self, items: list[Any]) -> dict[Any, int]:
+        """Each ``hashable`` key of ``items`` → the index where it first stands — at C speed when
+        they are all plain values (walked from the end, so that the first index is the one kept)."""
+        backwards = range(len(items) - 1, -1, -1)
+        try:
+            return dict(zip(reversed(items), backwards, strict=True))  # a LocatedConst hashes like its value
+        except TypeError:
+            return {self.key(item): index for item, index in zip(reversed(items), backwards, strict=True)}
 
     def contains(self, container: Any, item: Any) -> bool:
         if isinstance(container, list):  # the hot path: `unwrap` and `set_of` written out
@@ -354,8 +394,8 @@ class SetCache:
             members = found[1] if found is not None and found[0] is container else self.set_of(container)
             try:
                 return item in members  # located values hash and compare like plain ones
-            except TypeError:  # a map or list: by identity
-                return _hashable(item) in members
+            except TypeError:  # a map or list: by its structure
+                return self.key(item) in members
         if container.__class__ is dict:  # a map's keys: strings (a located true, false or null is none)
             return isinstance(item, str) and item in container
         item = unwrap(item)
@@ -403,9 +443,10 @@ class SetCache:
         try:
             # `filter` with the set's own test runs at C speed
             kept = list(filter(other.__contains__, left)) if keep else [item for item in left if item not in other]
-        except TypeError:  # maps or lists among the items: compared by identity
-            return unique([item for item in left if (_hashable(item) in other) is keep])
-        return kept if len(self.set_of(left)) == len(left) else unique(kept)
+        except TypeError:  # maps or lists among the items: compared by their structure
+            key = self.key
+            return self.unique([item for item in left if (key(item) in other) is keep])
+        return kept if len(self.set_of(left)) == len(left) else self.unique(kept)
 
     def _binop(self, op: str, left: Any, right: Any) -> Any:
         if op == "+":
@@ -418,30 +459,38 @@ class SetCache:
             raise RuleFailure(f"cannot add {phrase(left)} and {phrase(right)}")
         a, b = _list(left, op), _list(right, op)
         if op == "|":
-            return unique(a + b)
+            return self.unique(a + b)
         other = self.set_of(b)
         keep = op == "&"
         try:
-            return unique([item for item in a if (item in other) is keep])
-        except TypeError:  # `a` holds maps or lists: compare by identity
-            return unique([item for item in a if (_hashable(item) in other) is keep])
+            return self.unique([item for item in a if (item in other) is keep])
+        except TypeError:  # `a` holds maps or lists: compare by their structure
+            key = self.key
+            return self.unique([item for item in a if (key(item) in other) is keep])
 
 
-def _hashable(value: Any) -> Any:
-    """Maps and lists are told apart by identity (they never change); the rest by value."""
-    if isinstance(value, dict | list):
-        return id(value)
+def hashable(value: Any, budget: Budget) -> Any:
+    """What a value is told apart by in a set: its structure. A list is the tuple of its
+    items', a map the frozenset of its entries' (each item and value in turn by its structure),
+    so that two lists or maps that are ``==`` are one member, whoever built them and wherever
+    they were read; any other value is itself (a located one hashes like the plain one).
+    Reading a list or map through is charged to ``budget``: a step per item or entry."""
+    kind = value.__class__
+    if kind is list or kind is LocatedList:
+        budget.spend(len(value))
+        try:
+            frozen = tuple(value)  # the common case: plain items alone, at C speed
+            hash(frozen)
+            return frozen
+        except TypeError:
+            return tuple([hashable(item, budget) for item in value])
+    if isinstance(value, dict):
+        budget.spend(len(value))
+        return frozenset([(key, hashable(item, budget)) for key, item in value.items()])
+    if isinstance(value, list):
+        budget.spend(len(value))
+        return tuple([hashable(item, budget) for item in value])
     return unwrap(value)
-
-
-def _positions(items: list[Any]) -> dict[Any, int]:
-    """Each ``_hashable`` key of ``items`` → the index where it first stands — at C speed when
-    they are all plain values (walked from the end, so that the first index is the one kept)."""
-    backwards = range(len(items) - 1, -1, -1)
-    try:
-        return dict(zip(reversed(items), backwards, strict=True))  # a LocatedConst hashes like its value
-    except TypeError:
-        return {_hashable(item): index for item, index in zip(reversed(items), backwards, strict=True)}
 
 
 #: ``a & b`` looks up ``b``'s items in ``a`` when ``a`` is this many times as long
@@ -459,22 +508,6 @@ def _list(value: Any, op: str) -> list[Any]:
     if isinstance(value, dict):
         return list(value)
     raise RuleFailure(f"{_OPERATIONS[op]} needs lists, not {phrase(value)}")
-
-
-def unique(items: list[Any]) -> list[Any]:
-    """``items`` without repeats, first occurrences kept, in order."""
-    try:
-        return list(dict.fromkeys(items))
-    except TypeError:
-        pass
-    seen: set[Any] = set()
-    result = []
-    for item in items:
-        key = _hashable(item)
-        if key not in seen:
-            seen.add(key)
-            result.append(item)
-    return result
 
 
 def is_null(value: Any) -> bool:
