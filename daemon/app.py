@@ -29,12 +29,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from .host import STATUS_OF_REASON
+from .messages import say
 from .openapi import openapi_document
 from .output import limit_output
-from .session import CallRefused, Session, say
+from .session import CallRefused, Session
 
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
-STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
 DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
 

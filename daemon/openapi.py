@@ -104,7 +104,9 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
             "413": _answer(f"The body is larger than {max_body} bytes; the tool was not run."),
             "422": _answer("The arguments are no JSON object (the tool was not run), or the tool threw."),
             "499": _answer("The client went away; the call was aborted."),
-            "502": _answer("The module host stopped during the call; it has been restarted."),
+            "502": _answer(
+                "The module host stopped during the call (a crash, an exit, a kill); other calls are not affected."
+            ),
             "504": _answer("The tool did not finish in time and was stopped."),
         },
     }

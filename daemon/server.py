@@ -7,14 +7,16 @@ import json
 import os
 import secrets
 import socket
-import sys
 
 import uvicorn
 
 from .app import DEFAULT_MAX_BODY, create_app
+from .host import DEFAULT_MAX_OUTPUT
+from .log import log
+from .log import write as log_line
 from .plugin import write_plugin
 from .secrets import project_dir, write_private
-from .session import Session
+from .session import ConfinementRequired, Session
 
 DEFAULT_TIMEOUT = 300.0
 
@@ -29,8 +31,12 @@ def serve(
     opencode_dir: str | None,
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    require_confinement: bool = False,
 ) -> int:
-    session = Session(path, rules, harness, agent, bun, timeout)
+    session = Session(
+        path, rules, harness, agent, bun, timeout, max_output=max_output, require_confinement=require_confinement
+    )
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
     # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -41,19 +47,26 @@ def serve(
     token = secrets.token_urlsafe(32)
     connection_file = os.path.join(project_dir(session.repo.root), "daemon.json")
 
-    async def main() -> None:
-        await session.start()
+    async def main() -> int:
+        try:
+            await session.start()
+        except ConfinementRequired as refused:
+            log_line(str(refused) + "\n")
+            return 2
         plugin = None
         if harness == "standard":
             plugin = write_plugin(opencode_dir or os.path.join(session.repo.root, ".opencode"), connection_file)
         document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
         write_private(connection_file, json.dumps(document).encode())
-        sys.stderr.write(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
+        log_line(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
         app = create_app(session, token, connection_file, max_body)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
+        return 0
 
     import uvloop  # the daemon's event loop and HTTP parser are the fast ones (uvloop, httptools)
 
-    uvloop.run(main())
-    return 0
+    try:
+        return uvloop.run(main())
+    finally:
+        log.flush()

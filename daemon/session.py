@@ -10,10 +10,7 @@ wait for the reload.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-import sys
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,24 +20,23 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
 from ..engine.visible import visible
-from .host import CallOutcome, HostDied, ModuleHost
-from .secrets import SecretStore
+from .host import DEFAULT_MAX_OUTPUT, CallOutcome, ModuleHost
+from .log import log
+from .log import write as log_line
+from .messages import say
+from .sandbox import confinement_for, landlock_missing
+from .secrets import SecretStore, state_dir
 
 if TYPE_CHECKING:
     from typing import Any
 
-log = logging.getLogger("beeuni.daemon")
-
-
-def say(messages: dict[str, str], key: str, **fields: str) -> str:
-    """One of the daemon's answers (texts from the rules), its named blanks filled in; a blank
-    not given stays empty. A value comes from a request or the manifest (a tool or agent name,
-    a path, a reason): shown escaped, it cannot split the answer or forge a log line."""
-    return messages[key].format_map(defaultdict(str, {name: visible(value) for name, value in fields.items()}))
-
 
 class UnknownHarness(Exception):
     """The session was asked for a harness the rules do not define."""
+
+
+class ConfinementRequired(Exception):
+    """``--require-confinement``, and the module host cannot be confined (the rules' text)."""
 
 
 class CallRefused(Exception):
@@ -80,6 +76,8 @@ class Session:
         bun: str,
         timeout: float,
         only: str | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        require_confinement: bool = False,
     ) -> None:
         self.repo, self.manifest = locate(path)
         self.only = only  # load this one tool's module, not the session's others (`beeuni tools call`)
@@ -88,6 +86,8 @@ class Session:
         self.agent = agent
         self.bun = bun
         self.timeout = timeout
+        self.max_output = max_output
+        self.require_confinement = require_confinement
         self.secrets = SecretStore(self.repo.root)
         self.current: Loaded | None = None
         self._in_flight = 0
@@ -124,8 +124,15 @@ class Session:
 
     async def start(self) -> None:
         resolved, watched = self._resolve()
+        messages = resolved.messages
+        log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
         if resolved.errors:
             self._log_errors(resolved)
+        abi, missing = landlock_missing()
+        if not abi:
+            if self.require_confinement:
+                raise ConfinementRequired(say(messages, "confinement_required", detail=missing))
+            log_line(say(messages, "not_confined", detail=missing) + "\n")
         self.current = await self._load(resolved, watched)
 
     async def _load(self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]]) -> Loaded:
@@ -133,18 +140,21 @@ class Session:
         if harness is None:
             known = ", ".join(h.name for h in resolved.harnesses)
             raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
-        host = ModuleHost(self.bun, self._modules(resolved))
-        report = await host.start()
+        modules = self._modules(resolved)
+        # the state folder (secrets, the daemon's token) stays out of reach even inside the repository
+        confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
+        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages)
+        report = await host.start(self.timeout)
         if report.failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(report.failed.items())]
-            sys.stderr.write("\n".join(lines) + "\n")
+            log_line("\n".join(lines) + "\n")
         return Loaded(resolved, host, watched, harness)
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
             if d.severity == "error":
-                sys.stderr.write(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
+                log_line(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
 
     async def stop(self) -> None:
         if self.current is not None:
@@ -171,7 +181,7 @@ class Session:
                 resolved, watched = self._resolve()
                 old = self.current
                 if resolved.errors:
-                    sys.stderr.write(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
+                    log_line(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
@@ -264,11 +274,15 @@ class Session:
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
             env = self.env_for(loaded.resolved, name)
-            try:
-                return await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
-            except HostDied as died:
-                text = say(messages, "host_died", tool=tool, agent=name, detail=str(died))
-                return CallOutcome(False, error=text, reason="host_died")
+            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+            if outcome.reason == "crashed":
+                outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
+            elif outcome.reason == "too_large":
+                detail = f"{self.max_output / (1024 * 1024):g}"
+                outcome.error = say(messages, "output_too_large", tool=tool, agent=name, detail=detail)
+            elif outcome.reason == "unsendable":
+                outcome.error = say(messages, "bad_arguments", tool=tool, agent=name, detail=outcome.error)
+            return outcome
         finally:
             self._leave()
 
