@@ -7,6 +7,7 @@ what lies beside it)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import run_beeuni
+from conftest import ROOT, run_beeuni
 from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -286,6 +287,18 @@ def test_without_landlock_the_daemon_says_so_and_can_refuse_to_start(tmp_path: P
         "beeuni daemon: the module host cannot be confined (BEEUNI_LANDLOCK=off) and --require-confinement was given\n"
     )
     assert not list((tmp_path / "s").glob("projects/*/daemon.json"))
+
+
+def test_the_not_confined_line_is_the_rules_text(tmp_path: Path) -> None:
+    small = make_project(tmp_path / "small", ["echo"])
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    agents = rules / "agents.rules"
+    agents.write_text(agents.read_text().replace("the module host is not confined:", "modules run unconfined:"))
+    env = {"BEEUNI_LANDLOCK": "off"}
+    with running_daemon(small, tmp_path, "--harness", "experimental", "--rules", str(rules), env=env) as daemon:
+        assert daemon.call("echo").status_code == 200
+        assert "[tools] modules run unconfined: BEEUNI_LANDLOCK=off;" in daemon.log()
 
 
 TRICKS = ["echo", "trap", "forger", "snoop"]
