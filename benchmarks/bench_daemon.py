@@ -57,7 +57,7 @@ const [count, clients] = [Number(process.argv[4]), Number(process.argv[5])]
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 const call = async (n) => {
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ n }) })
-  if (!response.ok) throw new Error(`answered ${response.status}`)
+  if (!response.ok) throw new Error(`answered ${response.status}: ${await response.text()}`)
   await response.json()
 }
 for (let i = 0; i < 200; i++) await call(i)
@@ -94,7 +94,9 @@ def resident_kib(root: int) -> int:
         pid = pending.pop()
         try:
             status = Path(f"/proc/{pid}/status").read_text()
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            children = [
+                c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
+            ]
         except OSError:
             continue
         total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
@@ -154,9 +156,9 @@ def main() -> None:
         watcher.start()
         arguments = [url, connection["token"], str(options.calls), str(options.clients)]
         try:
-            client = subprocess.run(
-                [str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True, check=True
-            )
+            client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
+            if client.returncode:
+                raise SystemExit(f"the load generator failed:\n{client.stderr}")
         finally:
             running.set()
             watcher.join()

@@ -185,14 +185,15 @@ class _Process:
         self._ended = False
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._output: asyncio.BaseTransport | None = None
+        self._output: int | None = None  # the read end of the pipe on its fd 1 and 2
 
     async def connect(self, output_fd: int) -> None:
         loop = asyncio.get_running_loop()
         loop.add_reader(self._pidfd, self._on_exit)
         self._reader, self._writer = await asyncio.open_connection(sock=self.started.channel)
-        pipe = os.fdopen(output_fd, "rb", buffering=0)
-        self._output, _ = await loop.connect_read_pipe(lambda: _ModuleOutput(self._take_output), pipe)
+        os.set_blocking(output_fd, False)
+        self._output = output_fd
+        loop.add_reader(output_fd, self._read_output)
 
     def alive(self) -> bool:
         return not self._exited.done()
@@ -255,11 +256,21 @@ class _Process:
 
     def _close_output(self) -> None:
         if self._output is not None:
-            self._output.close()
+            asyncio.get_running_loop().remove_reader(self._output)
+            os.close(self._output)
             self._output = None
 
-    def _take_output(self, data: bytes) -> None:
-        """A module's fd 1 and 2, line by line into the daemon's log, up to ``MODULE_LOG_LIMIT``."""
+    def _read_output(self) -> None:
+        """A module's fd 1 and 2, line by line into the daemon's log, up to ``MODULE_LOG_LIMIT``;
+        what passes the limit is read and dropped, so that the module never blocks on it."""
+        assert self._output is not None
+        try:
+            data = os.read(self._output, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            self._close_output()
+            return
         if self._logged >= MODULE_LOG_LIMIT:
             return
         data = data[: MODULE_LOG_LIMIT - self._logged]
@@ -270,11 +281,3 @@ class _Process:
             self._partial = b""
         for line in lines:
             self._log_line(self.label, line.decode("utf-8", errors="replace"))
-
-
-class _ModuleOutput(asyncio.Protocol):
-    def __init__(self, take: Callable[[bytes], None]) -> None:
-        self._take = take
-
-    def data_received(self, data: bytes) -> None:
-        self._take(data)
