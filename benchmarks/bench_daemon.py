@@ -157,11 +157,13 @@ def main() -> None:
         arguments = [url, connection["token"], str(options.calls), str(options.clients)]
         try:
             client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
-            if client.returncode:
-                raise SystemExit(f"the load generator failed:\n{client.stderr}")
         finally:
             running.set()
             watcher.join()
+        if client.returncode:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+            raise SystemExit(f"the load generator failed:\n{client.stderr}")
         measured = json.loads(client.stdout)
         idle = resident_kib(process.pid)
         direct = json.loads(

@@ -64,9 +64,16 @@ class LoadReport:
 
 class ModuleHost:
     def __init__(
-        self, bun: str, modules: dict[str, str], confinement: Confinement, max_output: int, messages: dict[str, str]
+        self,
+        bun: str,
+        modules: dict[str, str],
+        confinement: Confinement,
+        max_output: int,
+        messages: dict[str, str],
+        pool_size: int = POOL_SIZE,
     ) -> None:
         self.bun = bun
+        self.pool_size = pool_size  # 0 for a single call (`beeuni tools call`): nothing to keep warm
         self.modules = modules  # tool name -> absolute module path
         self.confinement = confinement
         self.max_output = max_output
@@ -121,9 +128,6 @@ class ModuleHost:
             self._warm.popleft().end()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def warm_pids(self) -> list[int]:
-        return [process.started.process.pid for process in self._warm]
-
     # the pool ------------------------------------------------------------------------------
 
     async def _take(self) -> _Process:
@@ -137,12 +141,12 @@ class ModuleHost:
         return await self._spawn()
 
     def _keep_warm(self) -> None:
-        if self._stopped or (self._refill is not None and not self._refill.done()):
+        if self._stopped or not self.pool_size or (self._refill is not None and not self._refill.done()):
             return
         self._refill = asyncio.create_task(self._fill())
 
     async def _fill(self) -> None:
-        while len(self._warm) < POOL_SIZE and not self._stopped:
+        while len(self._warm) < self.pool_size and not self._stopped:
             try:
                 process = await self._spawn()
             except OSError as err:

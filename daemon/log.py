@@ -9,10 +9,12 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
 MAX_BUFFERED = 4 * 1024 * 1024  # bytes waiting for stderr; beyond, lines are dropped
+FLUSH_LIMIT = 2.0  # seconds the daemon waits at exit for its log to be written
 
 
 class Log:
@@ -37,11 +39,13 @@ class Log:
                 self._thread.start()
             self._ready.notify_all()
 
-    def flush(self) -> None:
-        """Wait until everything taken in is written (at exit)."""
+    def flush(self, limit: float = FLUSH_LIMIT) -> None:
+        """Wait until everything taken in is written, or ``limit`` seconds (at exit: a stderr
+        nobody reads must not keep the daemon from ending)."""
+        deadline = time.monotonic() + limit
         with self._ready:
-            while self._size:
-                self._ready.wait()
+            while self._size and (left := deadline - time.monotonic()) > 0:
+                self._ready.wait(left)
 
     def _drain(self) -> None:
         fd = sys.stderr.fileno()

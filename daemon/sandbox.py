@@ -7,7 +7,7 @@ What a confined process may open:
 * read and execute: the system's programs, libraries and certificates (``SYSTEM_READ``), Bun's own
   files, ``host.ts``, the folders of the modules it may load and every ``node_modules`` folder
   beside or above them (where Bun resolves packages), its own ``/proc/self``;
-* read and write: the repository (the memory tool writes below it), its temporary folder and
+* read and write: the repository (tools keep their files below it), its temporary folder and
   ``/dev/null``;
 * list (names only, never contents): every folder — Bun's resolver lists each folder from a
   module's up to ``/`` in search of ``node_modules``, and a Landlock rule on ``/`` is the only

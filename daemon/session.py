@@ -20,7 +20,7 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import AgentView, Harness, ResolvedToolSet
 from ..engine.visible import visible
-from .host import DEFAULT_MAX_OUTPUT, CallOutcome, ModuleHost
+from .host import DEFAULT_MAX_OUTPUT, POOL_SIZE, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
 from .messages import say
@@ -143,7 +143,8 @@ class Session:
         modules = self._modules(resolved)
         # the state folder (secrets, the daemon's token) stays out of reach even inside the repository
         confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
-        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages)
+        pool = 0 if self.only is not None else POOL_SIZE  # one call: no process to keep warm for the next
+        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, pool)
         report = await host.start(self.timeout)
         if report.failed:
             lines = [resolved.messages["did_not_load"]]

@@ -7,7 +7,9 @@ what lies beside it)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,8 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ROOT, run_beeuni
-from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
+from conftest import BEEUNI, ROOT, run_beeuni
+from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -299,6 +301,21 @@ def test_the_not_confined_line_is_the_rules_text(tmp_path: Path) -> None:
     with running_daemon(small, tmp_path, "--harness", "experimental", "--rules", str(rules), env=env) as daemon:
         assert daemon.call("echo").status_code == 200
         assert "[tools] modules run unconfined: BEEUNI_LANDLOCK=off;" in daemon.log()
+
+
+def test_a_stderr_nobody_reads_never_blocks_the_daemon(project: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "BEEUNI_STATE_DIR": str(tmp_path / "state"), "BEEUNI_BUN": str(BUN)}
+    command = [BEEUNI, "daemon", str(project), "--harness", "experimental"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True) as process:
+        try:
+            wait_until(lambda: bool(list((tmp_path / "state").glob("projects/*/daemon.json"))), "the daemon to start")
+            connection = json.loads(next((tmp_path / "state").glob("projects/*/daemon.json")).read_text())
+            daemon = Daemon(process, connection["url"], connection["token"], tmp_path / "state", tmp_path / "none")
+            for _ in range(12):  # 64 KiB of each call's 10 MB reach the log: far more than a pipe holds
+                assert output(daemon.call("loud")) == "done"
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 TRICKS = ["echo", "trap", "forger", "snoop"]
