@@ -1,12 +1,14 @@
-"""The daemon: start-up, per-call overhead, throughput.
+"""The daemon: start-up, per-call overhead, throughput, memory.
 
-    .venv/bin/python benchmarks/bench_daemon.py [--calls 2000]
+    .venv/bin/python benchmarks/bench_daemon.py [--calls 2000] [--clients 32]
 
 1. Process start to ready (the connection file written, the first call answered) with the five
    Beeuni tools and 20 project tools.
 2. Per-call overhead: the same trivial tool called through the daemon (HTTP, one keep-alive
    client) and directly in one Bun process; p50 and p99 of each, and their difference.
-3. Throughput of the trivial tool with 16 concurrent clients (Bun's fetch, keep-alive).
+3. Throughput of the trivial tool with 32 concurrent clients (Bun's fetch, keep-alive).
+4. Memory: the resident size of the daemon and of every process it started (the module host),
+   idle after the calls, and the peak seen while the clients ran.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,11 +52,12 @@ console.log(JSON.stringify(times))
 
 # The load generator is Bun's fetch (keep-alive), so that the client's own cost stays small.
 CLIENT = """
-const [url, token, count] = [process.argv[2], process.argv[3], Number(process.argv[4])]
+const [url, token] = [process.argv[2], process.argv[3]]
+const [count, clients] = [Number(process.argv[4]), Number(process.argv[5])]
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
 const call = async (n) => {
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ n }) })
-  if (!response.ok) throw new Error(`answered ${response.status}`)
+  if (!response.ok) throw new Error(`answered ${response.status}: ${await response.text()}`)
   await response.json()
 }
 for (let i = 0; i < 200; i++) await call(i)
@@ -65,8 +69,8 @@ for (let i = 0; i < count; i++) {
 }
 let done = 0
 const began = performance.now()
-await Promise.all(Array.from({ length: 16 }, async () => {
-  for (let i = 0; i < count / 16; i++) { await call(i); done++ }
+await Promise.all(Array.from({ length: clients }, async () => {
+  for (let i = 0; i < count / clients; i++) { await call(i); done++ }
 }))
 console.log(JSON.stringify({ latencies, throughput: done / ((performance.now() - began) / 1000) }))
 """
@@ -83,6 +87,23 @@ def project(folder: Path) -> None:
     (folder / "beeuni.yaml").write_text("\n".join(lines) + "\n")
 
 
+def resident_kib(root: int) -> int:
+    """The resident size of ``root`` and of every process below it, in KiB."""
+    total, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            children = [
+                c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()
+            ]
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        pending += [int(child) for child in children]
+    return total
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -92,6 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--clients", type=int, default=32)
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
     try:
@@ -123,14 +145,27 @@ def main() -> None:
         (work / "client.ts").write_text(CLIENT)
         (work / "direct.ts").write_text(DIRECT)
         module = work / "project" / "tools" / "tool_00.ts"
-        measured = json.loads(
-            subprocess.run(
-                [str(BUN), str(work / "client.ts"), url, connection["token"], str(options.calls)],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
+        peak = [0]
+        running = threading.Event()
+
+        def watch() -> None:
+            while not running.wait(0.05):
+                peak[0] = max(peak[0], resident_kib(process.pid))
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        arguments = [url, connection["token"], str(options.calls), str(options.clients)]
+        try:
+            client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
+        finally:
+            running.set()
+            watcher.join()
+        if client.returncode:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+            raise SystemExit(f"the load generator failed:\n{client.stderr}")
+        measured = json.loads(client.stdout)
+        idle = resident_kib(process.pid)
         direct = json.loads(
             subprocess.run(
                 [str(BUN), str(work / "direct.ts"), str(module), str(options.calls)],
@@ -147,7 +182,8 @@ def main() -> None:
                 f"per-call overhead {label}: {overhead:.2f} ms "
                 f"(through the daemon {daemon_ms:.2f} ms, direct in Bun {direct_ms:.3f} ms)"
             )
-        print(f"throughput, 16 concurrent clients: {measured['throughput']:.0f} calls/s")
+        print(f"throughput, {options.clients} concurrent clients: {measured['throughput']:.0f} calls/s")
+        print(f"memory (daemon and its processes): idle {idle / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB")
         process.send_signal(signal.SIGTERM)
         process.wait()
     finally:

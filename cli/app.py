@@ -245,16 +245,36 @@ def daemon(
             "--spill-dir", help="Keep large outputs here (default: a private temporary folder, removed at exit)."
         ),
     ] = None,
+    max_output: Annotated[
+        int,
+        typer.Option("--max-output", metavar="BYTES", min=1, help="Largest output of a tool call (413 beyond)."),
+    ] = 64 * 1024 * 1024,
+    require_confinement: Annotated[
+        bool,
+        typer.Option("--require-confinement", help="Refuse to start when tool modules cannot be confined (Landlock)."),
+    ] = False,
     rules: RulesOption = None,
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
     from ..daemon.server import serve
 
-    _exit(
-        commands.guarded(
-            lambda: serve(bun(rules, path), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
+    def run() -> int:
+        return serve(
+            bun(rules, path),
+            path,
+            rules,
+            harness,
+            agent,
+            port,
+            opencode_dir,
+            timeout,
+            max_body,
+            spill_dir,
+            max_output,
+            require_confinement,
         )
-    )
+
+    _exit(commands.guarded(run))
 
 
 sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)

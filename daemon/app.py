@@ -31,13 +31,14 @@ from starlette.exceptions import HTTPException
 
 from . import strict_json
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
+from .host import STATUS_OF_REASON
 from .hosts import HostAllowList
+from .messages import say
 from .openapi import openapi_document
 from .output import SpillFolder, limit_output
-from .session import CallRefused, Session, say
+from .session import CallRefused, Session
 
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
-STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
 DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
 

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import strict_json
+from .host import STATUS_OF_REASON
+from .messages import say
 from .output import limit_output
-from .session import CallRefused, Session, say
+from .session import CallRefused, Session
 
 
 @dataclass
@@ -25,9 +27,6 @@ class CallReport:
     spilled: str | None = None  # the file holding the whole output, when it was too large
     duration_ms: float = 0.0
     refused: bool = False  # refused before the tool ran (bad arguments, 404, 403, ...)
-
-
-STATUS_OF_REASON = {"thrown": 422, "cancelled": 499, "host_died": 502, "timed_out": 504}
 
 
 def call_once(session: Session, tool: str, arguments: str) -> CallReport:

@@ -1,30 +1,50 @@
-"""The daemon's side of the module host (``host.ts``): one Bun process, many calls at once.
+"""The daemon's side of the module host: a Bun process per call, started ahead, thrown away after.
 
-Calls are multiplexed over the process's stdin and stdout by id. When the process dies, every
-call it was running fails with ``HostDied``; the next call starts a new process, which loads the
-same modules again.
+A session generation keeps a few processes warm (``POOL_SIZE``); each has started ``host.ts``
+confined (``sandbox.py``) and waits on its channel. A call takes one, sends it the module, the
+arguments, the environment and the working folder, and reads its answer; then, whatever the
+answer — a result, a thrown error, the timeout, the client gone — the process and its process
+group are killed and its temporary folder removed. No global, module instance, patched built-in
+or timer of one call survives into another, and a module that spins, crashes, exits, writes to
+its fd 1 or forges frames harms only its own call. A refill replaces the process taken.
+
+The load report (each tool's description and parameters) comes from one probe process at the
+generation's start (``probe.load_modules``), confined the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import json
-import logging
 import os
-import sys
+import shutil
+import signal
+import tempfile
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-log = logging.getLogger("beeuni.daemon")
+from . import frames
+from .log import write as log
+from .messages import say
+from .probe import load_modules
+from .sandbox import Confinement, Started, start
 
-HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")
-_LINE_LIMIT = 256 * 1024 * 1024  # one protocol line carries a whole tool output
-
-
-class HostDied(Exception):
-    """The module host stopped while a call was running."""
+POOL_SIZE = max(2, min(4, os.cpu_count() or 2))  # warm processes per generation
+DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024  # bytes of a tool's output (`beeuni daemon --max-output`)
+MODULE_LOG_LIMIT = 64 * 1024  # bytes of a call's fd 1 and 2 that reach the daemon's log
+# the HTTP status of each failure: a thrown error is the model's to read, a process that stopped
+# (a crash, an exit, a kill, a forged frame) is the host's failure
+STATUS_OF_REASON = {
+    "thrown": 422,
+    "unsendable": 400,
+    "too_large": 413,
+    "cancelled": 499,
+    "crashed": 502,
+    "timed_out": 504,
+}
+EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 
 
 @dataclass
@@ -32,7 +52,8 @@ class CallOutcome:
     ok: bool
     output: str = ""
     error: str = ""
-    reason: str = ""  # for a failure: "thrown", "timed_out", "cancelled", "not_loaded"
+    # for a failure: "thrown", "timed_out", "cancelled", "crashed", "too_large", "unsendable", "not_loaded"
+    reason: str = ""
 
 
 @dataclass
@@ -42,111 +63,225 @@ class LoadReport:
 
 
 class ModuleHost:
-    def __init__(self, bun: str, modules: dict[str, str]) -> None:
+    def __init__(
+        self,
+        bun: str,
+        modules: dict[str, str],
+        confinement: Confinement,
+        max_output: int,
+        messages: dict[str, str],
+        pool_size: int = POOL_SIZE,
+    ) -> None:
         self.bun = bun
+        self.pool_size = pool_size  # 0 for a single call (`beeuni tools call`): nothing to keep warm
         self.modules = modules  # tool name -> absolute module path
-        self.process: asyncio.subprocess.Process | None = None
+        self.confinement = confinement
+        self.max_output = max_output
+        self.messages = messages
         self.report = LoadReport()
-        self._pending: dict[int, asyncio.Future[CallOutcome]] = {}
-        self._loaded: asyncio.Future[LoadReport] | None = None
-        self._ids = itertools.count(1)
-        self._start_lock = asyncio.Lock()
-        self._tasks: list[asyncio.Task[None]] = []
+        self.folder = tempfile.mkdtemp(prefix="beeuni-host-")  # the calls' temporary folders
+        self._warm: deque[_Process] = deque()
+        self._refill: asyncio.Task[None] | None = None
+        self._stopped = False
 
-    async def start(self) -> LoadReport:
-        async with self._start_lock:
-            if self.process is not None and self.process.returncode is None:
-                return self.report
-            self.process = await asyncio.create_subprocess_exec(
-                self.bun,
-                "--no-install",  # a module's packages come from a node_modules beside or above it, never the network
-                HOST_SCRIPT,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                limit=_LINE_LIMIT,
-            )
-            self._loaded = asyncio.get_running_loop().create_future()
-            self._tasks = [
-                asyncio.create_task(self._read(self.process)),
-                asyncio.create_task(self._forward_stderr(self.process)),
-            ]
-            entries = [{"name": name, "module": module} for name, module in self.modules.items()]
-            await self._send({"op": "load", "tools": entries})
-            self.report = await self._loaded
-            return self.report
+    async def start(self, limit: float) -> LoadReport:
+        """Load every module in one probe process (``limit`` seconds per module), then warm the pool."""
+        facts = await asyncio.to_thread(
+            load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
+        )
+        for fact in facts:
+            if fact["loaded"]:
+                self.report.loaded[fact["name"]] = {
+                    "description": fact["description"],
+                    "parameters": fact["parameters"],
+                }
+            else:
+                self.report.failed[fact["name"]] = fact["error"] or fact["problem"]
+        self._keep_warm()
+        return self.report
 
     async def call(self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float) -> CallOutcome:
-        await self.start()
-        call_id = next(self._ids)
-        future: asyncio.Future[CallOutcome] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = future
-        message = {"op": "call", "id": call_id, "tool": tool, "args": args, "env": env, "cwd": cwd}
-        message["timeout_ms"] = int(timeout * 1000)
+        module = self.modules.get(tool)
+        if module is None or tool not in self.report.loaded:
+            return CallOutcome(False, error=tool, reason="not_loaded")
         try:
-            await self._send(message)
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await self._send({"op": "cancel", "id": call_id})
-            raise
+            request = frames.encode({"op": "call", "module": module, "args": args, "env": env, "cwd": cwd})
+        except (ValueError, RecursionError) as err:
+            return CallOutcome(False, error=str(err), reason="unsendable")
+        process = await self._take()
+        process.label = tool
+        try:
+            async with asyncio.timeout(timeout):
+                return await process.run(request, self.max_output)
+        except TimeoutError:
+            return CallOutcome(False, reason="timed_out")
         finally:
-            self._pending.pop(call_id, None)
+            process.end()
 
     async def stop(self) -> None:
-        process = self.process
-        if process is not None and process.returncode is None:
-            process.kill()
-            await process.wait()
-        for task in self._tasks:
-            task.cancel()
-        self.process = None
+        self._stopped = True
+        if self._refill is not None:
+            self._refill.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refill
+        while self._warm:
+            self._warm.popleft().end()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        process = self.process
-        if process is None or process.stdin is None or process.returncode is not None:
-            raise HostDied("the module host is not running")
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-        try:
-            await process.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as err:
-            raise HostDied(f"the module host stopped: {err}") from None
+    # the pool ------------------------------------------------------------------------------
 
-    async def _read(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
-        while True:
-            line = await process.stdout.readline()
-            if not line:
-                break
-            message = json.loads(line)
-            if message["op"] == "loaded":
-                if self._loaded is not None and not self._loaded.done():
-                    self._loaded.set_result(LoadReport(message["tools"], message["failed"]))
-            elif message["op"] == "result":
-                future = self._pending.get(message["id"])
-                if future is not None and not future.done():
-                    future.set_result(
-                        CallOutcome(
-                            message["ok"],
-                            message.get("output", ""),
-                            message.get("error", ""),
-                            message.get("reason", ""),
-                        )
-                    )
-        code = await process.wait()
-        died = HostDied(f"exit code {code}")
-        if self._loaded is not None and not self._loaded.done():
-            self._loaded.set_exception(died)
-        for future in list(self._pending.values()):
-            if not future.done():
-                future.set_exception(died)
-        if self.process is process:
-            self.process = None
+    async def _take(self) -> _Process:
+        while self._warm:
+            process = self._warm.popleft()
+            if process.alive():
+                self._keep_warm()
+                return process
+            process.end()
+        self._keep_warm()
+        return await self._spawn()
 
-    async def _forward_stderr(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stderr is not None
-        while True:
-            line = await process.stderr.readline()
-            if not line:
+    def _keep_warm(self) -> None:
+        if self._stopped or not self.pool_size or (self._refill is not None and not self._refill.done()):
+            return
+        self._refill = asyncio.create_task(self._fill())
+
+    async def _fill(self) -> None:
+        while len(self._warm) < self.pool_size and not self._stopped:
+            try:
+                process = await self._spawn()
+            except OSError as err:
+                log(say(self.messages, "host_not_started", detail=str(err)) + "\n")
                 return
-            sys.stderr.write("[host] " + line.decode(errors="replace"))
+            if self._stopped:
+                process.end()
+                return
+            self._warm.append(process)
+
+    async def _spawn(self) -> _Process:
+        folder = tempfile.mkdtemp(dir=self.folder)
+        read_end, write_end = os.pipe()
+        try:
+            started = await asyncio.to_thread(start, self.bun, self.confinement, folder, write_end)
+        except BaseException:
+            os.close(read_end)
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        finally:
+            os.close(write_end)
+        process = _Process(
+            started, lambda label, line: log(say(self.messages, "module_output", tool=label, detail=line) + "\n")
+        )
+        await process.connect(read_end)
+        return process
+
+
+class _Process:
+    """One module process, from its start to its end."""
+
+    def __init__(self, started: Started, log_line: Callable[[str, str], None]) -> None:
+        self.started = started
+        self.label = ""  # the tool it runs, once taken
+        self._log_line = log_line
+        self._logged = 0
+        self._partial = b""
+        self._exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pidfd = os.pidfd_open(started.process.pid)
+        self._ended = False
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._output: int | None = None  # the read end of the pipe on its fd 1 and 2
+
+    async def connect(self, output_fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._pidfd, self._on_exit)
+        self._reader, self._writer = await asyncio.open_connection(sock=self.started.channel)
+        os.set_blocking(output_fd, False)
+        self._output = output_fd
+        loop.add_reader(output_fd, self._read_output)
+
+    def alive(self) -> bool:
+        return not self._exited.done()
+
+    async def run(self, request: bytes, max_output: int) -> CallOutcome:
+        assert self._reader is not None and self._writer is not None
+        try:
+            self._writer.write(request)
+            await self._writer.drain()
+            head = await frames.read_message(self._reader)
+            if head.get("op") != "result":
+                raise frames.BadFrame(f"a frame {str(head.get('op'))!r} where the result belongs")
+            if head.get("ok") is True:
+                data = await frames.read_raw(self._reader, max_output)
+                return CallOutcome(True, data.decode("utf-8", errors="replace"))
+            reason = "thrown" if head.get("reason") == "thrown" else "crashed"
+            return CallOutcome(False, error=str(head.get("error", "")), reason=reason)
+        except frames.TooLarge as err:
+            return CallOutcome(False, error=str(err.size), reason="too_large")
+        except frames.BadFrame as err:
+            return CallOutcome(False, error=f"not a protocol frame: {err}", reason="crashed")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return CallOutcome(False, error=await self._exit_status(), reason="crashed")
+
+    async def _exit_status(self) -> str:
+        await asyncio.wait({self._exited}, timeout=EXIT_GRACE)
+        code = self.started.process.returncode
+        if code is None:
+            return "it closed its channel"
+        if code < 0:
+            return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
+
+    def end(self) -> None:
+        """Kill the process and its group, close the channel, remove its temporary folder."""
+        if self._ended:
+            return
+        self._ended = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.started.process.pid, signal.SIGKILL)
+        if self._writer is not None:
+            self._writer.close()
+        else:
+            self.started.channel.close()
+        shutil.rmtree(self.started.folder, ignore_errors=True)
+        if self._exited.done():
+            self._close_output()
+
+    def _on_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self.started.process.poll()  # reaps it
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.started.process.pid, signal.SIGKILL)  # what it left running, too
+        if not self._exited.done():
+            self._exited.set_result(None)
+        if self._ended:
+            self._close_output()
+
+    def _close_output(self) -> None:
+        if self._output is not None:
+            asyncio.get_running_loop().remove_reader(self._output)
+            os.close(self._output)
+            self._output = None
+
+    def _read_output(self) -> None:
+        """A module's fd 1 and 2, line by line into the daemon's log, up to ``MODULE_LOG_LIMIT``;
+        what passes the limit is read and dropped, so that the module never blocks on it."""
+        assert self._output is not None
+        try:
+            data = os.read(self._output, 65536)
+        except BlockingIOError:
+            return
+        if not data:
+            self._close_output()
+            return
+        if self._logged >= MODULE_LOG_LIMIT:
+            return
+        data = data[: MODULE_LOG_LIMIT - self._logged]
+        self._logged += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        if self._logged >= MODULE_LOG_LIMIT and self._partial:
+            lines.append(self._partial)
+            self._partial = b""
+        for line in lines:
+            self._log_line(self.label, line.decode("utf-8", errors="replace"))

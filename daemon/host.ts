@@ -1,38 +1,102 @@
-// The module host: one long-lived Bun process that loads the session's tool modules and runs
-// their calls, for the daemon (daemon/host.py).
+// The module host: a Bun process that serves ONE request and is then thrown away (daemon/host.py
+// starts it ahead of time, confined, and kills it with its process group once the answer is in).
+// Nothing of a call — a global, a module instance, a patched built-in, a timer — reaches another.
 //
-// Protocol: one JSON object per line. The daemon writes to stdin:
-//   {"op": "load", "tools": [{"name", "module"}]}        load every module (absolute paths)
-//   {"op": "call", "id", "tool", "args", "env", "cwd", "timeout_ms"}
-//   {"op": "cancel", "id"}                                abort a running call
-//   {"op": "probe", "tools": [{"name", "module"}]}       load-only (`beeuni validate --modules`): load
-//                                                         each module, call nothing, then exit
+// The channel is fd 3 (one end of a socket pair), never fd 1: a module's console output and
+// process.stdout/stderr go to the daemon's log. Frames: a 4-byte big-endian length, then that
+// many bytes. The daemon sends one JSON frame:
+//   {"op": "call", "module", "args", "env", "cwd"}     import the module, run execute(args, context)
+//   {"op": "probe", "tools": [{"name", "module"}]}     load each module, call nothing (the session's
+//                                                       load report, `beeuni validate --modules`)
 //   {"op": "probe", "tools": [...], "opencode": {"zod": [{"package", "member"}]}}
-//                                                         the same for opencode custom tool files
-//                                                         (`beeuni tools migrate`): describe every export
-// and reads from stdout:
-//   {"op": "loaded", "tools": {name: {description, parameters}}, "failed": {name: reason}}
+//                                                       the same for opencode custom tool files
+//                                                       (`beeuni tools migrate`): describe every export
+// and reads JSON frames:
+//   {"op": "result", "ok": true} followed by one raw frame: the output's UTF-8 bytes (its size is what
+//     the daemon's output cap checks, before reading it), or
+//   {"op": "result", "ok": false, "reason": "thrown" | "crashed" | "bad_request", "error"}
 //   {"op": "probing", "name"} before each module of a probe, then
 //   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
 //     (for opencode files: "exports": [{"export", "tool", "description", "parameters", "problem", "error"}])
-//   {"op": "result", "id", "ok": true, "output": "..."}  or  {"op": "result", "id", "ok": false, "error": "...", "reason": "..."}
-// Modules may print: console output and process.stdout go to stderr, so stdout stays protocol.
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
-const protocolWrite = process.stdout.write.bind(process.stdout)
-const toStderr = (...parts: unknown[]) => {
-  process.stderr.write(parts.map((part) => (typeof part === 'string' ? part : Bun.inspect(part))).join(' ') + '\n')
+import { readSync, writeSync } from 'node:fs'
+
+const CHANNEL = 3
+const MAX_REQUEST = 64 * 1024 * 1024 // the daemon's arguments are bounded far below this
+const MAX_ERROR = 64 * 1024 // characters of a thrown message that are sent
+
+const encoder = new TextEncoder()
+
+function readExactly(size: number): Uint8Array {
+  const buffer = new Uint8Array(size)
+  let filled = 0
+  while (filled < size) {
+    const got = readSync(CHANNEL, buffer, filled, size - filled, null)
+    if (got === 0) process.exit(0) // the daemon closed the channel: nothing to do
+    filled += got
+  }
+  return buffer
 }
-console.log = console.info = console.debug = console.warn = console.error = toStderr
-process.stdout.write = ((chunk: any, ...rest: any[]) => process.stderr.write(chunk, ...rest)) as any
 
-type Tool = { description: string; parameters: Record<string, unknown>; execute: (args: any, context: any) => any }
+function receive(): any {
+  const header = readExactly(4)
+  const size = new DataView(header.buffer).getUint32(0)
+  if (size > MAX_REQUEST) process.exit(2)
+  return JSON.parse(new TextDecoder().decode(readExactly(size)))
+}
 
-const tools = new Map<string, Tool>()
-const running = new Map<number, AbortController>()
+function sendBytes(bytes: Uint8Array) {
+  const frame = new Uint8Array(4 + bytes.length)
+  new DataView(frame.buffer).setUint32(0, bytes.length)
+  frame.set(bytes, 4)
+  let sent = 0
+  while (sent < frame.length) sent += writeSync(CHANNEL, frame, sent, frame.length - sent)
+}
 
 function send(message: unknown) {
-  protocolWrite(JSON.stringify(message) + '\n')
+  sendBytes(encoder.encode(JSON.stringify(message)))
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR)
+}
+
+// The call has one answer; whatever fails after it is sent no longer matters (the process is killed).
+let answered = false
+function fail(reason: string, error: unknown) {
+  if (answered) return
+  answered = true
+  send({ op: 'result', ok: false, reason, error: messageOf(error) })
+}
+process.on('uncaughtException', (error) => {
+  fail('crashed', `uncaught exception: ${messageOf(error)}`)
+  process.exit(1)
+})
+process.on('unhandledRejection', (error) => {
+  fail('crashed', `unhandled rejection: ${messageOf(error)}`)
+  process.exit(1)
+})
+
+async function call(message: any) {
+  const { module, args, env, cwd } = message
+  let result: unknown
+  try {
+    const tool = (await import(module)).default
+    result = await tool.execute(args ?? {}, { env: env ?? {}, signal: new AbortController().signal, cwd })
+  } catch (error) {
+    return fail('thrown', error)
+  }
+  let output: string
+  try {
+    output = typeof result === 'string' ? result : result === undefined ? '' : JSON.stringify(result, null, 2)
+  } catch (error) {
+    return fail('thrown', error)
+  }
+  if (answered) return
+  answered = true
+  send({ op: 'result', ok: true })
+  sendBytes(encoder.encode(output))
 }
 
 function problemOf(tool: any): string | null {
@@ -43,25 +107,6 @@ function problemOf(tool: any): string | null {
   if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters) || parameters.type !== 'object')
     return '`parameters` is not a JSON Schema object schema ({ type: "object", properties: {...} })'
   return null
-}
-
-async function load(entries: { name: string; module: string }[]) {
-  const loaded: Record<string, { description: string; parameters: unknown }> = {}
-  const failed: Record<string, string> = {}
-  tools.clear()
-  for (const { name, module } of entries) {
-    try {
-      if (!(await Bun.file(module).exists())) throw new Error(`${module} does not exist`)
-      const tool = (await import(module)).default
-      const problem = problemOf(tool)
-      if (problem) throw new Error(problem)
-      tools.set(name, tool)
-      loaded[name] = { description: String(tool.description ?? ''), parameters: tool.parameters }
-    } catch (error) {
-      failed[name] = error instanceof Error ? error.message : String(error)
-    }
-  }
-  send({ op: 'loaded', tools: loaded, failed })
 }
 
 // One module at a time, each announced first: the caller's watchdog knows which module an import
@@ -82,7 +127,7 @@ async function probe(entries: { name: string; module: string }[], opencode?: { z
       const parameters = JSON.parse(JSON.stringify(tool.parameters))
       send({ op: 'probed', name, ok: true, description: String(tool.description ?? ''), parameters })
     } catch (error) {
-      send({ op: 'probed', name, ok: false, error: error instanceof Error ? error.message : String(error) })
+      send({ op: 'probed', name, ok: false, error: messageOf(error) })
     }
   }
   send({ op: 'probe_done' })
@@ -128,54 +173,22 @@ async function describeExports(loaded: Record<string, any>, module: string, sour
       const parameters = z.toJSONSchema(z.object(definition.args), { io: 'input' })
       described.push({ export: name, tool: true, description: String(definition.description ?? ''), parameters })
     } catch (error) {
-      described.push({ export: name, tool: true, problem: 'args', error: error instanceof Error ? error.message : String(error) })
+      described.push({ export: name, tool: true, problem: 'args', error: messageOf(error) })
     }
   }
   return described
 }
 
-async function call(message: any) {
-  const { id, tool: name, args, env, cwd, timeout_ms } = message
-  const tool = tools.get(name)
-  if (!tool) return send({ op: 'result', id, ok: false, reason: 'not_loaded', error: name })
-  const controller = new AbortController()
-  running.set(id, controller)
-  const timer = setTimeout(() => controller.abort('timed_out'), timeout_ms)
-  const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener('abort', () => reject({ aborted: controller.signal.reason }), { once: true })
-  })
-  try {
-    const result = await Promise.race([
-      Promise.resolve().then(() => tool.execute(args ?? {}, { env: env ?? {}, signal: controller.signal, cwd })),
-      aborted,
-    ])
-    const output = typeof result === 'string' ? result : result === undefined ? '' : JSON.stringify(result, null, 2)
-    send({ op: 'result', id, ok: true, output })
-  } catch (error: any) {
-    if (error && typeof error === 'object' && 'aborted' in error) {
-      send({ op: 'result', id, ok: false, reason: String(error.aborted), error: '' })
-    } else {
-      send({ op: 'result', id, ok: false, reason: 'thrown', error: error instanceof Error ? error.message : String(error) })
-    }
-  } finally {
-    clearTimeout(timer)
-    running.delete(id)
-  }
+// Answered (or failed): the process ends at once, so that none of the call's code — a pending
+// timer, an open handle — runs on; the daemon kills its process group too.
+let request: any
+try {
+  request = receive()
+} catch (error) {
+  fail('bad_request', error)
+  process.exit(2)
 }
-
-let buffer = ''
-const decoder = new TextDecoder()
-for await (const chunk of Bun.stdin.stream()) {
-  buffer += decoder.decode(chunk, { stream: true })
-  let newline: number
-  while ((newline = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, newline)
-    buffer = buffer.slice(newline + 1)
-    if (!line.trim()) continue
-    const message = JSON.parse(line)
-    if (message.op === 'load') await load(message.tools)
-    else if (message.op === 'probe') await probe(message.tools, message.opencode)
-    else if (message.op === 'call') void call(message)
-    else if (message.op === 'cancel') running.get(message.id)?.abort('cancelled')
-  }
-}
+if (request?.op === 'probe') await probe(request.tools, request.opencode)
+else if (request?.op === 'call') await call(request)
+else fail('bad_request', `unknown request ${String(request?.op)}`)
+process.exit(0)

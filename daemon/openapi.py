@@ -112,7 +112,9 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
             "422": _answer("The arguments are no JSON object (the tool was not run), or the tool threw."),
             "431": HEADER_TOO_LARGE,
             "499": _answer("The client went away; the call was aborted."),
-            "502": _answer("The module host stopped during the call; it has been restarted."),
+            "502": _answer(
+                "The module host stopped during the call (a crash, an exit, a kill); other calls are not affected."
+            ),
             "504": _answer("The tool did not finish in time and was stopped."),
         },
     }

@@ -1,21 +1,24 @@
-"""Load-only checks of tool modules (``beeuni validate --modules``): each module is imported in
-Bun by the module host's ``probe`` operation, nothing is called, and a watchdog gives each
-module a time limit — an import that loops blocks Bun itself, so the process is killed and a new
-one takes the modules that were not reached yet.
+"""Load-only checks of tool modules: each module is imported in Bun by the module host's
+``probe`` operation, nothing is called, and a watchdog gives each module a time limit — an import
+that loops blocks Bun itself, so the process is killed and a new one takes the modules that were
+not reached yet. The processes are confined like a call's (``sandbox.py``).
 
-The result per tool is a fact for the rules: ``{name, loaded, problem, error, description,
-parameters, schema_problem}``; ``problem`` is ``null``, ``"error"`` (the import threw or the
-export has the wrong shape: ``error`` says how, as the daemon logs it), ``"timed-out"`` or
-``"crashed"`` (Bun stopped while loading it; ``error`` holds its exit status).
+``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
+daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
+error, description, parameters, schema_problem}``; ``problem`` is ``null``, ``"error"`` (the
+import threw or the export has the wrong shape: ``error`` says how, as the daemon logs it),
+``"timed-out"`` or ``"crashed"`` (Bun stopped while loading it; ``error`` holds its exit status).
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import selectors
+import shutil
+import signal
 import subprocess
+import tempfile
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -23,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")  # not from host.py: no asyncio here
+from . import frames
+from .sandbox import Confinement, confinement_for, start
+from .secrets import state_dir
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
+EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 
 
 def probe_modules(
@@ -41,17 +47,16 @@ def probe_modules(
 
     ``opencode`` (``{"zod": [{"package", "member"}]}``): the modules are opencode custom tool
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
-    found: dict[str, dict[str, Any]] = {}
-    pending = list(modules)
     # jsonschema takes long to import: import it while Bun loads the modules
     warming = threading.Thread(target=importlib.import_module, args=("jsonschema.validators",), daemon=True)
     if opencode is None:
         warming.start()
-    while pending:
-        for name, fact in _probe_run(bun, pending, root, limit, opencode, probed):
-            found[name] = fact
-        pending = [(name, path) for name, path in pending if name not in found]
-    facts = [found[name] for name, _ in modules]
+    confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()])
+    folder = tempfile.mkdtemp(prefix="beeuni-probe-")
+    try:
+        facts = _probe_all(bun, modules, confinement, limit, folder, opencode, probed)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     if opencode is None:
         warming.join()
     for fact in facts:
@@ -60,6 +65,35 @@ def probe_modules(
         if fact["loaded"] and opencode is None:
             fact["schema_problem"] = schema_problem(fact["parameters"])
     return facts
+
+
+def load_modules(
+    bun: str, modules: list[tuple[str, str]], confinement: Confinement, limit: float, folder: str
+) -> list[dict[str, Any]]:
+    """The daemon's load: each module's fact, its temporary folders made inside ``folder``."""
+    return _probe_all(bun, modules, confinement, limit, folder, None)
+
+
+def _probe_all(
+    bun: str,
+    modules: list[tuple[str, str]],
+    confinement: Confinement,
+    limit: float,
+    folder: str,
+    opencode: dict[str, Any] | None,
+    probed: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    pending = list(modules)
+    while pending:
+        own = tempfile.mkdtemp(dir=folder)
+        try:
+            for name, fact in _probe_run(bun, pending, confinement, limit, own, opencode, probed):
+                found[name] = fact
+        finally:
+            shutil.rmtree(own, ignore_errors=True)
+        pending = [(name, path) for name, path in pending if name not in found]
+    return [found[name] for name, _ in modules]
 
 
 def _fact(
@@ -87,86 +121,88 @@ def _fact(
 def _probe_run(
     bun: str,
     pending: list[tuple[str, str]],
-    root: str,
+    confinement: Confinement,
     limit: float,
+    folder: str,
     opencode: dict[str, Any] | None,
     probed: Callable[[int], None] | None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """One Bun process over ``pending``: what it reported before it finished, stopped or was
     killed — at least one module's fact, so the caller always progresses (``probed`` is told of
     each module Bun reported on)."""
-    process = subprocess.Popen(
-        [bun, "--no-install", HOST_SCRIPT],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # what modules print at import is no diagnostic
-        cwd=root,
-    )
-    assert process.stdin is not None and process.stdout is not None
+    started = start(bun, confinement, folder, subprocess.DEVNULL)  # what modules print at import is no diagnostic
+    process, channel = started.process, started.channel
     entries = [{"name": name, "module": path} for name, path in pending]
     request: dict[str, Any] = {"op": "probe", "tools": entries}
     if opencode is not None:
         request["opencode"] = opencode
-    process.stdin.write(json.dumps(request).encode() + b"\n")
-    process.stdin.flush()
     results: list[tuple[str, dict[str, Any]]] = []
     current: str | None = None
     deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
     selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
     buffer = b""
+
+    def stopped(problem: str, error: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        if current is not None:
+            results.append((current, _fact(current, problem, error)))
+        elif not results:
+            results.append((pending[0][0], _fact(pending[0][0], problem, error)))
+        return results
+
     try:
+        channel.sendall(frames.encode(request))
+        selector.register(channel, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not selector.select(timeout=remaining):
-                if current is not None:
-                    results.append((current, _fact(current, "timed-out")))
-                elif not results:
-                    results.append((pending[0][0], _fact(pending[0][0], "timed-out")))
-                return results
-            chunk = process.stdout.read1(65536)  # type: ignore[attr-defined]
+                return stopped("timed-out")
+            chunk = channel.recv(65536)
             if not chunk:
-                code = process.wait()
-                if current is not None:
-                    results.append((current, _fact(current, "crashed", f"exit status {code}")))
-                elif not results:
-                    results.append((pending[0][0], _fact(pending[0][0], "crashed", f"exit status {code}")))
-                return results
+                return stopped("crashed", f"exit status {_exit_status(process)}")
             buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                if not line.strip():
-                    continue
-                message = json.loads(line)
-                if message["op"] == "probing":
-                    current = message["name"]
+            try:
+                messages, buffer = frames.split(buffer)
+            except frames.BadFrame as err:
+                return stopped("crashed", str(err))
+            for message in messages:
+                if message.get("op") == "probing":
+                    current = str(message.get("name"))
                     deadline = time.monotonic() + limit
-                elif message["op"] == "probed":
-                    name = message["name"]
-                    if message["ok"]:
+                elif message.get("op") == "probed" and current is not None and message.get("name") == current:
+                    if message.get("ok"):
                         fact = _fact(
-                            name,
+                            current,
                             None,
                             None,
-                            message.get("description", ""),
+                            str(message.get("description", "")),
                             message.get("parameters"),
                             message.get("exports"),
                         )
                     else:
-                        fact = _fact(name, "error", message["error"])
-                    results.append((name, fact))
+                        fact = _fact(current, "error", str(message.get("error")))
+                    results.append((current, fact))
                     current = None
                     if probed is not None:
                         probed(1)
-                elif message["op"] == "probe_done":
+                elif message.get("op") == "probe_done":
                     return results
+    except OSError as err:  # the process closed its channel before reading the request
+        return stopped("crashed", str(err))
     finally:
         selector.close()
         if process.poll() is None:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        process.stdin.close()
-        process.stdout.close()
+        channel.close()
+
+
+def _exit_status(process: subprocess.Popen[bytes]) -> int:
+    """How the process ended; one that closed its channel and lives on is killed first."""
+    try:
+        return process.wait(timeout=EXIT_GRACE)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait()
 
 
 def schema_problem(parameters: Any) -> str | None:

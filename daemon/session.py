@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
-import sys
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,26 +24,24 @@ from ..engine.visible import visible
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .carried import uncarried
 from .grants import AgentKey, Grants, narrowed, widenings
-from .host import CallOutcome, HostDied, ModuleHost
-from .secrets import SecretStore
+from .host import DEFAULT_MAX_OUTPUT, POOL_SIZE, CallOutcome, ModuleHost
+from .log import log
+from .log import write as log_line
+from .messages import say
+from .sandbox import confinement_for, landlock_missing
+from .secrets import SecretStore, state_dir
 
 if TYPE_CHECKING:
     from typing import Any
 
     from jsonschema.protocols import Validator
 
-log = logging.getLogger("beeuni.daemon")
-
-
-def say(messages: dict[str, str], key: str, **fields: str) -> str:
-    """One of the daemon's answers (texts from the rules), its named blanks filled in; a blank
-    not given stays empty. A value comes from a request or the manifest (a tool or agent name,
-    a path, a reason): shown escaped, it cannot split the answer or forge a log line."""
-    return messages[key].format_map(defaultdict(str, {name: visible(value) for name, value in fields.items()}))
-
-
 class UnknownHarness(Exception):
     """The session was asked for a harness the rules do not define."""
+
+
+class ConfinementRequired(Exception):
+    """``--require-confinement``, and the module host cannot be confined (the rules' text)."""
 
 
 class CallRefused(Exception):
@@ -83,6 +78,8 @@ class Session:
         bun: str,
         timeout: float,
         only: str | None = None,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        require_confinement: bool = False,
     ) -> None:
         self.repo, self.manifest = locate(path)
         self.only = only  # load this one tool's module, not the session's others (`beeuni tools call`)
@@ -91,6 +88,8 @@ class Session:
         self.agent = agent
         self.bun = bun
         self.timeout = timeout
+        self.max_output = max_output
+        self.require_confinement = require_confinement
         self.secrets = SecretStore(self.repo.root)
         self.current: Loaded | None = None
         self._in_flight = 0
@@ -129,8 +128,15 @@ class Session:
 
     async def start(self) -> None:
         resolved, watched, run = self._resolve()
+        messages = resolved.messages
+        log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
         if resolved.errors:
             self._log_errors(resolved)
+        abi, missing = landlock_missing()
+        if not abi:
+            if self.require_confinement:
+                raise ConfinementRequired(say(messages, "confinement_required", detail=missing))
+            log_line(say(messages, "not_confined", detail=missing) + "\n")
         self.current = await self._load(resolved, watched, run, None)
 
     async def _load(
@@ -144,15 +150,19 @@ class Session:
         if ceiling is not None:
             wider = widenings(grants, ceiling)
             if wider:
-                sys.stderr.write(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
-        host = ModuleHost(self.bun, self._modules(resolved))
-        report = await host.start()
+                log_line(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
+        modules = self._modules(resolved)
+        # the state folder (secrets, the daemon's token) stays out of reach even inside the repository
+        confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
+        pool = 0 if self.only is not None else POOL_SIZE  # one call: no process to keep warm for the next
+        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, pool)
+        report = await host.start(self.timeout)
         validators, failed = self._validators(resolved, report.loaded)
         failed.update(report.failed)
         if failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
-            sys.stderr.write("\n".join(lines) + "\n")
+            log_line("\n".join(lines) + "\n")
         self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
         view_outputs = self._view_outputs(resolved, run, validators)
         return Loaded(
@@ -180,7 +190,7 @@ class Session:
             try:
                 found[tool.name] = validator_of(views[tool.name])
             except InvalidSchema as invalid:  # a mistake in the rules: say so, serve the tool
-                sys.stderr.write(say(resolved.messages, "view_output", tool=tool.name, detail=str(invalid)) + "\n")
+                log_line(say(resolved.messages, "view_output", tool=tool.name, detail=str(invalid)) + "\n")
         return found
 
     def _validators(
@@ -205,13 +215,13 @@ class Session:
         for name, tool in sorted(served.items()):
             for problem in uncarried(tool["parameters"], carried, self.harness):
                 detail = run.call("carry_problem", problem)
-                sys.stderr.write(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
+                log_line(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
 
 
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
             if d.severity == "error":
-                sys.stderr.write(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
+                log_line(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
 
     async def stop(self) -> None:
         if self.current is not None:
@@ -238,7 +248,7 @@ class Session:
                 resolved, watched, run = self._resolve()
                 old = self.current
                 if resolved.errors:
-                    sys.stderr.write(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
+                    log_line(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
                     self._log_errors(resolved)
                     old.watched = watched  # say it once, not at every call
                     return
@@ -347,14 +357,17 @@ class Session:
             if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
                 raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded, name)
-            try:
-                outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
-                if outcome.ok and tool in loaded.view_outputs and tool not in self._view_misfits:
-                    self._check_view_output(loaded, tool, outcome.output)
-                return outcome
-            except HostDied as died:
-                text = say(messages, "host_died", tool=tool, agent=name, detail=str(died))
-                return CallOutcome(False, error=text, reason="host_died")
+            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+            if outcome.reason == "crashed":
+                outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
+            elif outcome.reason == "too_large":
+                detail = f"{self.max_output / (1024 * 1024):g}"
+                outcome.error = say(messages, "output_too_large", tool=tool, agent=name, detail=detail)
+            elif outcome.reason == "unsendable":
+                outcome.error = say(messages, "bad_arguments", tool=tool, agent=name, detail=outcome.error)
+            elif outcome.ok and tool in loaded.view_outputs and tool not in self._view_misfits:
+                self._check_view_output(loaded, tool, outcome.output)
+            return outcome
         finally:
             self._leave()
 
@@ -370,7 +383,7 @@ class Session:
             problem = argument_problem(loaded.view_outputs[tool], document, loaded.argument_messages)
         if problem is not None:
             self._view_misfits.add(tool)
-            sys.stderr.write(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+            log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
 
 
 

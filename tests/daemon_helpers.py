@@ -50,12 +50,26 @@ class Daemon:
     def log(self) -> str:
         return self.log_path.read_text()
 
-    def host_pid(self) -> int:
+    def host_pids(self) -> list[int]:
+        """The module processes the daemon has started (warm ones and running calls)."""
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
-        for child in children:
-            if "host.ts" in Path(f"/proc/{child}/cmdline").read_text():
-                return int(child)
-        raise AssertionError(f"no module host among {children}")
+        return [int(child) for child in children if process_runs(int(child)) and _runs_host(int(child))]
+
+
+def _runs_host(pid: int) -> bool:
+    try:
+        return "host.ts" in Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return False
+
+
+def process_runs(pid: int) -> bool:
+    """Whether ``pid`` is a process that can still run code (not gone, not a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import run_beeuni
-from daemon_helpers import Daemon, running_daemon, wait_until
+from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
 from platform_standin import TOKEN, PlatformStandIn
 
 MODULES = {
@@ -34,18 +34,14 @@ MODULES = {
   parameters: { type: 'object', properties: {} },
   async execute() { return Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\\n') },
 }""",
-    "slow": """import { writeFileSync } from 'node:fs'
+    "slow": """import { appendFileSync, writeFileSync } from 'node:fs'
 export default {
-  description: 'Waits until aborted, then leaves a mark.',
+  description: 'Runs until stopped, ticking in its mark file (in the repository).',
   parameters: { type: 'object', properties: { mark: { type: 'string' } } },
   execute(args, context) {
-    writeFileSync(`${args.mark}.started`, '')
-    return new Promise((resolve, reject) => {
-      context.signal.addEventListener('abort', () => {
-        writeFileSync(args.mark, String(context.signal.reason))
-        reject(new Error('aborted'))
-      })
-    })
+    writeFileSync(`${context.cwd}/${args.mark}.started`, String(process.pid))
+    setInterval(() => appendFileSync(`${context.cwd}/${args.mark}`, 'tick\\n'), 5)
+    return new Promise(() => {})
   },
 }""",
     "chatty": """export default {
@@ -234,14 +230,22 @@ def test_a_value_on_the_command_line_is_refused(project: Path, tmp_path: Path) -
     assert "pass the value on standard input" in refused.stderr
 
 
-def test_a_client_that_goes_away_aborts_the_call(daemon: Daemon, tmp_path: Path) -> None:
-    mark = tmp_path / "aborted"
+def test_a_client_that_goes_away_ends_the_calls_process(daemon: Daemon, project: Path) -> None:
+    mark = "gone-client"
     with pytest.raises(httpx.ReadTimeout):
-        httpx.post(
-            f"{daemon.url}/beeuni/tools/slow", json={"mark": str(mark)}, headers=daemon.headers("alice"), timeout=1.0
-        )
-    wait_until(mark.exists, "the module to see the abort")
-    assert mark.read_text() == "cancelled"
+        httpx.post(f"{daemon.url}/beeuni/tools/slow", json={"mark": mark}, headers=daemon.headers("alice"), timeout=1.0)
+    assert_stopped_for_good(daemon, project, mark)
+
+
+def assert_stopped_for_good(daemon: Daemon, project: Path, mark: str) -> None:
+    """The call's process is gone, and with it every timer it left: its mark file stops changing."""
+    started = project / f"{mark}.started"
+    wait_until(started.exists, "the call to start")
+    pid = int(started.read_text())
+    wait_until(lambda: not process_runs(pid), "the call's process to end")
+    ticks = (project / mark).read_text() if (project / mark).exists() else ""
+    assert daemon.call("echo", agent="bob").status_code == 200  # the next call runs while nothing ticks
+    assert ((project / mark).read_text() if (project / mark).exists() else "") == ticks
 
 
 def test_fifty_concurrent_calls(daemon: Daemon) -> None:
@@ -265,15 +269,15 @@ def test_the_five_beeuni_tools_against_the_platform_standin(daemon: Daemon, plat
     assert ("/v1/search/web", {"query": "bees", "max_results": 5}) in platform.requests
 
 
-def test_a_killed_module_host_is_restarted(daemon: Daemon, tmp_path: Path) -> None:
-    mark = tmp_path / "never"
+def test_a_killed_call_process_fails_only_its_call(daemon: Daemon, project: Path) -> None:
+    started = project / "killed.started"
     with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(daemon.call, "slow", {"mark": str(mark)}, "alice")
-        wait_until(Path(f"{mark}.started").exists, "the call to run in the host")
-        os.kill(daemon.host_pid(), signal.SIGKILL)
+        running = pool.submit(daemon.call, "slow", {"mark": "killed"}, "alice")
+        wait_until(started.exists, "the call to start")
+        os.kill(int(started.read_text()), signal.SIGKILL)
         answer = running.result()
     assert answer.status_code == 502
-    assert answer.json()["error"].startswith("the module host stopped during the call to slow")
+    assert answer.json()["error"].startswith("the module host stopped during the call to slow (killed by SIGKILL)")
     assert daemon.call("echo", agent="bob").status_code == 200
 
 
@@ -306,14 +310,12 @@ def test_subagent_on_the_experimental_harness_is_limited_by_its_parent(daemon: D
     assert refused.json() == {"error": "agent bob cannot start subagents"}
 
 
-def test_a_call_past_the_timeout_is_aborted(project: Path, tmp_path: Path) -> None:
-    mark = tmp_path / "timed-out"
+def test_a_call_past_the_timeout_is_stopped(project: Path, tmp_path: Path) -> None:
     with running_daemon(project, tmp_path, "--harness", "experimental", "--timeout", "0.5") as daemon:
-        answer = daemon.call("slow", {"mark": str(mark)})
+        answer = daemon.call("slow", {"mark": "timed-out"})
         assert answer.status_code == 504
         assert answer.json() == {"error": "slow did not finish within 0.5 seconds and was stopped"}
-        wait_until(mark.exists, "the module to see the abort")
-        assert mark.read_text() == "timed_out"
+        assert_stopped_for_good(daemon, project, "timed-out")
 
 
 def raw_post(daemon: Daemon, tool: str, body: bytes, **headers: str) -> httpx.Response:
