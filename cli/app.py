@@ -250,11 +250,10 @@ def daemon(
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
     from ..daemon.server import serve
 
-    _exit(
-        commands.guarded(
-            lambda: serve(bun(rules, path), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
-        )
-    )
+    def run() -> int:
+        return serve(bun(rules, path), path, rules, harness, agent, port, opencode_dir, timeout, max_body, spill_dir)
+
+    _exit(commands.guarded(run))
 
 
 sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
