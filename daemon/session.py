@@ -217,7 +217,6 @@ class Session:
                 detail = run.call("carry_problem", problem)
                 log_line(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
 
-
     def _log_errors(self, resolved: ResolvedToolSet) -> None:
         for d in resolved.diagnostics:
             if d.severity == "error":
@@ -384,7 +383,6 @@ class Session:
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
-
 
 
 def _stamp(path: str) -> tuple[int, int]:
