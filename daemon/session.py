@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from jsonschema.protocols import Validator
 
+
 class UnknownHarness(Exception):
     """The session was asked for a harness the rules do not define."""
 
