@@ -55,6 +55,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tools = "".join(f"  {name}: tools/{name}.ts\n" for name in ("git_log", "old_style", "broken"))
     (folder / "beeuni.yaml").write_text("tools:\n" + tools)
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    subprocess.run(["git", "add", "-A"], cwd=folder, check=True)  # a release holds the modules
     return folder
 
 

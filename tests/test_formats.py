@@ -309,6 +309,7 @@ def test_ci_formats_name_files_from_the_git_root_else_the_current_folder(tmp_pat
     assert files == ["projects/shop/beeuni.yaml"] * 5 + ["projects/shop/more/tools.yaml"]
 
     subprocess.run(["git", "init", "-q"], cwd=mono, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=mono, check=True)  # the release holds what outside git is checked
     projects = mono / "projects"
     one = run_beeuni(["validate", "shop", "--format", "github"], cwd=projects).stdout
     assert one == "\n".join(outside) + "\n"
