@@ -81,6 +81,7 @@ class ModuleHost:
         self.report = LoadReport()
         self.folder = tempfile.mkdtemp(prefix="beeuni-host-")  # the calls' temporary folders
         self._warm: deque[_Process] = deque()
+        self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
         self._stopped = False
 
@@ -126,6 +127,9 @@ class ModuleHost:
                 await self._refill
         while self._warm:
             self._warm.popleft().end()
+        exits = {process.exited for process in self._live}
+        if exits:  # killed above or after their call: reaped before the host is gone
+            await asyncio.wait(exits, timeout=EXIT_GRACE)
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # the pool ------------------------------------------------------------------------------
@@ -171,6 +175,8 @@ class ModuleHost:
         process = _Process(
             started, lambda label, line: log(say(self.messages, "module_output", tool=label, detail=line) + "\n")
         )
+        self._live.add(process)
+        process.exited.add_done_callback(lambda _: self._live.discard(process))
         await process.connect(read_end)
         return process
 
@@ -184,7 +190,7 @@ class _Process:
         self._log_line = log_line
         self._logged = 0
         self._partial = b""
-        self._exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pidfd = os.pidfd_open(started.process.pid)
         self._ended = False
         self._reader: asyncio.StreamReader | None = None
@@ -200,7 +206,7 @@ class _Process:
         loop.add_reader(output_fd, self._read_output)
 
     def alive(self) -> bool:
-        return not self._exited.done()
+        return not self.exited.done()
 
     async def run(self, request: bytes, max_output: int) -> CallOutcome:
         assert self._reader is not None and self._writer is not None
@@ -223,7 +229,7 @@ class _Process:
             return CallOutcome(False, error=await self._exit_status(), reason="crashed")
 
     async def _exit_status(self) -> str:
-        await asyncio.wait({self._exited}, timeout=EXIT_GRACE)
+        await asyncio.wait({self.exited}, timeout=EXIT_GRACE)
         code = self.started.process.returncode
         if code is None:
             return "it closed its channel"
@@ -243,7 +249,7 @@ class _Process:
         else:
             self.started.channel.close()
         shutil.rmtree(self.started.folder, ignore_errors=True)
-        if self._exited.done():
+        if self.exited.done():
             self._close_output()
 
     def _on_exit(self) -> None:
@@ -253,8 +259,8 @@ class _Process:
         self.started.process.poll()  # reaps it
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.started.process.pid, signal.SIGKILL)  # what it left running, too
-        if not self._exited.done():
-            self._exited.set_result(None)
+        if not self.exited.done():
+            self.exited.set_result(None)
         if self._ended:
             self._close_output()
 
