@@ -1,12 +1,17 @@
-"""The daemon's side of the module host: a Bun process per call, started ahead, thrown away after.
+"""The daemon's side of the module host: a Bun process per agent and call slot, a Worker per call.
 
-A session generation keeps a few processes warm (``POOL_SIZE``); each has started ``host.ts``
-confined (``sandbox.py``) and waits on its channel. A call takes one, sends it the module, the
-arguments, the environment and the working folder, and reads its answer; then, whatever the
-answer — a result, a thrown error, the timeout, the client gone — the process and its process
-group are killed and its temporary folder removed. No global, module instance, patched built-in
-or timer of one call survives into another, and a module that spins, crashes, exits, writes to
-its fd 1 or forges frames harms only its own call. A refill replaces the process taken.
+Processes are started ahead (``FRESH``), confined (``sandbox.py``), and wait on their channel. A
+process is bound to the agent of the first call it serves and serves that agent's calls only,
+one at a time, each in a Worker of its own that is terminated once its answer is in (host.ts):
+no global, module instance, patched built-in or timer of one call reaches another, and no
+process ever holds two agents' secrets. After a call its children are killed and its temporary
+folder emptied. A call that ends in a way a Worker does not contain — the process died, wrote
+what is no answer of the call, timed out, or its client went away — ends the process and its
+process group instead. A refill replaces the fresh process taken.
+
+Each agent runs at most ``SLOTS_PER_AGENT`` calls at once (the others wait, within their
+timeout) and keeps as many processes; all idle processes together are at most ``IDLE_MAX``, the
+longest unused ended first.
 
 The load report (each tool's description and parameters) comes from one probe process at the
 generation's start (``probe.load_modules``), confined the same way.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -29,9 +35,14 @@ from . import frames
 from .log import write as log
 from .messages import say
 from .probe import load_modules
-from .sandbox import Confinement, Started, start
+from .sandbox import Confinement, Started, group_members, last_pid, start
 
-POOL_SIZE = max(2, min(4, os.cpu_count() or 2))  # warm processes per generation
+#: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
+#: (they are granted alike)
+Owner = str | None
+FRESH = 2  # processes kept started for an agent's first call
+SLOTS_PER_AGENT = max(2, min(4, os.cpu_count() or 2))  # an agent's calls at once, and its processes
+IDLE_MAX = 16  # idle processes of all agents together
 DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024  # bytes of a tool's output (`beeuni daemon --max-output`)
 MODULE_LOG_LIMIT = 64 * 1024  # bytes of a call's fd 1 and 2 that reach the daemon's log
 # the HTTP status of each failure: a thrown error is the model's to read, a process that stopped
@@ -44,6 +55,7 @@ STATUS_OF_REASON = {
     "crashed": 502,
     "timed_out": 504,
 }
+NOT_THE_ANSWER = "a frame that is not the host's answer to this call: the module wrote on the channel"
 EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 
 
@@ -70,23 +82,27 @@ class ModuleHost:
         confinement: Confinement,
         max_output: int,
         messages: dict[str, str],
-        pool_size: int = POOL_SIZE,
+        fresh: int = FRESH,
     ) -> None:
         self.bun = bun
-        self.pool_size = pool_size  # 0 for a single call (`beeuni tools call`): nothing to keep warm
+        self.fresh = fresh  # 0 for a single call (`beeuni tools call`): nothing to keep started
         self.modules = modules  # tool name -> absolute module path
         self.confinement = confinement
         self.max_output = max_output
         self.messages = messages
         self.report = LoadReport()
-        self.folder = tempfile.mkdtemp(prefix="beeuni-host-")  # the calls' temporary folders
-        self._warm: deque[_Process] = deque()
+        self.folder = tempfile.mkdtemp(prefix="beeuni-host-")  # the processes' temporary folders
+        self._fresh: deque[_Process] = deque()
+        # idle processes by agent; the dict's order is the order they became idle (oldest first)
+        self._idle: dict[_Process, Owner] = {}
+        self._slots: dict[Owner, asyncio.Semaphore] = {}  # bounded by the manifest's agents
         self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
         self._stopped = False
 
     async def start(self, limit: float) -> LoadReport:
-        """Load every module in one probe process (``limit`` seconds per module), then warm the pool."""
+        """Load every module in one probe process (``limit`` seconds per module), then start the
+        fresh processes."""
         facts = await asyncio.to_thread(
             load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
         )
@@ -98,26 +114,40 @@ class ModuleHost:
                 }
             else:
                 self.report.failed[fact["name"]] = fact["error"] or fact["problem"]
-        self._keep_warm()
+        self._keep_fresh()
         return self.report
 
-    async def call(self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float) -> CallOutcome:
+    async def call(
+        self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float, agent: Owner
+    ) -> CallOutcome:
+        """Run ``tool`` for ``agent``, within ``timeout`` seconds from the call's arrival."""
         module = self.modules.get(tool)
         if module is None or tool not in self.report.loaded:
             return CallOutcome(False, error=tool, reason="not_loaded")
+        call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
+        call = {"op": "call", "id": call_id, "module": module, "args": args, "env": env, "cwd": cwd}
         try:
-            request = frames.encode({"op": "call", "module": module, "args": args, "env": env, "cwd": cwd})
+            request = frames.encode({**call, "max_output": self.max_output})
         except (ValueError, RecursionError) as err:
             return CallOutcome(False, error=str(err), reason="unsendable")
-        process = await self._take()
-        process.label = tool
+        process: _Process | None = None
+        reusable = False
         try:
-            async with asyncio.timeout(timeout):
-                return await process.run(request, self.max_output)
+            async with asyncio.timeout(timeout), self._slot(agent):
+                process = await self._take(agent)
+                process.begin(tool)
+                mark = last_pid()  # what the call starts is numbered above it
+                outcome, reusable = await process.run(request, call_id, self.max_output)
+                reusable = reusable and process.clean(mark)
+                return outcome
         except TimeoutError:
             return CallOutcome(False, reason="timed_out")
         finally:
-            process.end()
+            if process is not None:
+                if reusable and not self._stopped:
+                    self._park(process, agent)
+                else:
+                    process.end()
 
     async def stop(self) -> None:
         self._stopped = True
@@ -125,32 +155,58 @@ class ModuleHost:
             self._refill.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._refill
-        while self._warm:
-            self._warm.popleft().end()
+        for process in [*self._fresh, *self._idle]:
+            process.end()
+        self._fresh.clear()
+        self._idle.clear()
         exits = {process.exited for process in self._live}
         if exits:  # killed above or after their call: reaped before the host is gone
             await asyncio.wait(exits, timeout=EXIT_GRACE)
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    # the pool ------------------------------------------------------------------------------
+    # the processes -------------------------------------------------------------------------
 
-    async def _take(self) -> _Process:
-        while self._warm:
-            process = self._warm.popleft()
+    def _slot(self, agent: Owner) -> asyncio.Semaphore:
+        slot = self._slots.get(agent)
+        if slot is None:
+            slot = self._slots[agent] = asyncio.Semaphore(SLOTS_PER_AGENT)
+        return slot
+
+    async def _take(self, agent: Owner) -> _Process:
+        """An idle process of ``agent``'s, else a fresh one, else one started now."""
+        for process, owner in list(self._idle.items()):
+            if owner == agent:
+                del self._idle[process]
+                if process.alive():
+                    return process
+                process.end()
+        while self._fresh:
+            process = self._fresh.popleft()
             if process.alive():
-                self._keep_warm()
+                self._keep_fresh()
                 return process
             process.end()
-        self._keep_warm()
+        self._keep_fresh()
         return await self._spawn()
 
-    def _keep_warm(self) -> None:
-        if self._stopped or not self.pool_size or (self._refill is not None and not self._refill.done()):
+    def _park(self, process: _Process, agent: Owner) -> None:
+        """Keep ``process`` idle for ``agent``'s next call, within the limits."""
+        if sum(1 for owner in self._idle.values() if owner == agent) >= SLOTS_PER_AGENT:
+            process.end()
+            return
+        self._idle[process] = agent
+        while len(self._idle) > IDLE_MAX:
+            oldest = next(iter(self._idle))
+            del self._idle[oldest]
+            oldest.end()
+
+    def _keep_fresh(self) -> None:
+        if self._stopped or not self.fresh or (self._refill is not None and not self._refill.done()):
             return
         self._refill = asyncio.create_task(self._fill())
 
     async def _fill(self) -> None:
-        while len(self._warm) < self.pool_size and not self._stopped:
+        while len(self._fresh) < self.fresh and not self._stopped:
             try:
                 process = await self._spawn()
             except OSError as err:
@@ -159,7 +215,7 @@ class ModuleHost:
             if self._stopped:
                 process.end()
                 return
-            self._warm.append(process)
+            self._fresh.append(process)
 
     async def _spawn(self) -> _Process:
         folder = tempfile.mkdtemp(dir=self.folder)
@@ -208,25 +264,52 @@ class _Process:
     def alive(self) -> bool:
         return not self.exited.done()
 
-    async def run(self, request: bytes, max_output: int) -> CallOutcome:
+    def begin(self, tool: str) -> None:
+        """A call of ``tool`` starts: its output is logged under its name, up to its own limit."""
+        self.label = tool
+        self._logged = 0
+        self._partial = b""
+
+    async def run(self, request: bytes, call: str, max_output: int) -> tuple[CallOutcome, bool]:
+        """The call's outcome, and whether the process may serve another call: it answered this
+        one as the protocol says (with ``call``'s id), and every byte of the answer was read."""
         assert self._reader is not None and self._writer is not None
         try:
             self._writer.write(request)
             await self._writer.drain()
             head = await frames.read_message(self._reader)
-            if head.get("op") != "result":
-                raise frames.BadFrame(f"a frame {str(head.get('op'))!r} where the result belongs")
+            if head.get("op") != "result" or head.get("id") != call:
+                raise frames.BadFrame(NOT_THE_ANSWER)
             if head.get("ok") is True:
                 data = await frames.read_raw(self._reader, max_output)
-                return CallOutcome(True, data.decode("utf-8", errors="replace"))
-            reason = "thrown" if head.get("reason") == "thrown" else "crashed"
-            return CallOutcome(False, error=str(head.get("error", "")), reason=reason)
+                return CallOutcome(True, data.decode("utf-8", errors="replace")), True
+            reason = head.get("reason")
+            reason = reason if reason in ("thrown", "too_large") else "crashed"
+            return CallOutcome(False, error=str(head.get("error", "")), reason=reason), True
         except frames.TooLarge as err:
-            return CallOutcome(False, error=str(err.size), reason="too_large")
+            return CallOutcome(False, error=str(err.size), reason="too_large"), False
         except frames.BadFrame as err:
-            return CallOutcome(False, error=f"not a protocol frame: {err}", reason="crashed")
+            return CallOutcome(False, error=f"not a protocol frame: {err}", reason="crashed"), False
         except (asyncio.IncompleteReadError, ConnectionError):
-            return CallOutcome(False, error=await self._exit_status(), reason="crashed")
+            return CallOutcome(False, error=await self._exit_status(), reason="crashed"), False
+
+    def clean(self, mark: int) -> bool:
+        """After a call that started when ``mark`` was the last process number: kill what it left
+        running in the process group and empty the temporary folder, so that the next call finds
+        neither. False when the process cannot be reused."""
+        try:
+            for pid in group_members(self.started.process.pid, mark):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with os.scandir(self.started.folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+        except OSError:
+            return False
+        return self.alive()
 
     async def _exit_status(self) -> str:
         await asyncio.wait({self.exited}, timeout=EXIT_GRACE)

@@ -1,20 +1,26 @@
-// The module host: a Bun process that serves ONE request and is then thrown away (daemon/host.py
-// starts it ahead of time, confined, and kills it with its process group once the answer is in).
-// Nothing of a call — a global, a module instance, a patched built-in, a timer — reaches another.
+// The module host: a Bun process that serves the calls of ONE agent, one call at a time, each in a
+// Worker of its own (call_worker.ts) that is terminated once its answer is in (daemon/host.py
+// starts the process ahead of time, confined, and kills it with its process group when a call
+// fails in a way the Worker cannot contain, times out or loses its client). Nothing of a call — a
+// global, a module instance, a patched built-in, a timer — reaches another: each Worker is a realm
+// of its own, and another agent's calls run in other processes.
 //
 // The channel is fd 3 (one end of a socket pair), never fd 1: a module's console output and
 // process.stdout/stderr go to the daemon's log. Frames: a 4-byte big-endian length, then that
-// many bytes. The daemon sends one JSON frame:
-//   {"op": "call", "module", "args", "env", "cwd"}     import the module, run execute(args, context)
+// many bytes. The daemon sends JSON frames:
+//   {"op": "call", "id", "module", "args", "env", "cwd", "max_output"}
+//                                                       run execute(args, context) in a new Worker;
+//                                                       then the next call, until the channel closes
 //   {"op": "probe", "tools": [{"name", "module"}]}     load each module, call nothing (the session's
 //                                                       load report, `beeuni validate --modules`)
 //   {"op": "probe", "tools": [...], "opencode": {"zod": [{"package", "member"}]}}
 //                                                       the same for opencode custom tool files
 //                                                       (`beeuni tools migrate`): describe every export
 // and reads JSON frames:
-//   {"op": "result", "ok": true} followed by one raw frame: the output's UTF-8 bytes (its size is what
-//     the daemon's output cap checks, before reading it), or
-//   {"op": "result", "ok": false, "reason": "thrown" | "crashed" | "bad_request", "error"}
+//   {"op": "result", "id", "ok": true} followed by one raw frame: the output's UTF-8 bytes, or
+//   {"op": "result", "id", "ok": false, "reason": "thrown" | "crashed" | "too_large" | "bad_request", "error"}
+//     ("id" is the call's: a module that writes frames to fd 3 itself cannot know it, so a forged
+//     answer is told from the host's)
 //   {"op": "probing", "name"} before each module of a probe, then
 //   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
 //     (for opencode files: "exports": [{"export", "tool", "description", "parameters", "problem", "error"}])
@@ -62,41 +68,74 @@ function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR)
 }
 
-// The call has one answer; whatever fails after it is sent no longer matters (the process is killed).
-let answered = false
-function fail(reason: string, error: unknown) {
-  if (answered) return
-  answered = true
-  send({ op: 'result', ok: false, reason, error: messageOf(error) })
+// The host's own failure (never a module's: those happen in a Worker): say so and end.
+function hostFailed(error: unknown) {
+  send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
+  process.exit(1)
 }
-process.on('uncaughtException', (error) => {
-  fail('crashed', `uncaught exception: ${messageOf(error)}`)
-  process.exit(1)
-})
-process.on('unhandledRejection', (error) => {
-  fail('crashed', `unhandled rejection: ${messageOf(error)}`)
-  process.exit(1)
-})
+process.on('uncaughtException', hostFailed)
+process.on('unhandledRejection', hostFailed)
 
-async function call(message: any) {
-  const { module, args, env, cwd } = message
-  let result: unknown
-  try {
-    const tool = (await import(module)).default
-    result = await tool.execute(args ?? {}, { env: env ?? {}, signal: new AbortController().signal, cwd })
-  } catch (error) {
-    return fail('thrown', error)
+const WORKER = new URL('./call_worker.ts', import.meta.url).href
+
+type Answer = { ok: true; output: Uint8Array } | { ok: false; reason: string; error: string }
+
+// A Worker started ahead of its call, so that the call does not wait for it to load.
+function warmWorker(): Worker {
+  return new Worker(WORKER)
+}
+
+// Run one call in `worker`: its answer, or how the Worker ended without one. The answer comes once
+// the Worker is told to stop (JavaScriptCore stops it at its next instruction), `closed` once its
+// realm is torn down, which takes longer than most calls: the next call does not wait for it.
+function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed: Promise<void> } {
+  let settle: (found: Answer) => void = () => {}
+  const answer = new Promise<Answer>((resolve) => {
+    let settled = false
+    settle = (found) => {
+      if (settled) return
+      settled = true
+      worker.terminate()
+      resolve(found)
+    }
+  })
+  const closed = new Promise<void>((resolve) => {
+    worker.addEventListener('close', (event: any) => {
+      settle({ ok: false, reason: 'crashed', error: `exit code ${event.code ?? 0}` })
+      resolve()
+    })
+  })
+  worker.addEventListener('message', (event: MessageEvent) => settle(event.data))
+  worker.addEventListener('error', (event: ErrorEvent) => {
+    event.preventDefault()
+    settle({ ok: false, reason: 'crashed', error: `uncaught exception: ${event.message}` })
+  })
+  const { module, args, env, cwd, max_output: maxOutput } = request
+  worker.postMessage({ module, args, env, cwd, maxOutput })
+  return { answer, closed }
+}
+
+async function serve(first: any) {
+  let worker = warmWorker()
+  let tearingDown: Promise<void> = Promise.resolve() // the call before's Worker: one at a time
+  for (let request = first; ; request = receive()) {
+    if (request?.op !== 'call') {
+      send({ op: 'result', id: request?.id ?? null, ok: false, reason: 'bad_request', error: `unknown request ${String(request?.op)}` })
+      process.exit(2)
+    }
+    process.chdir(request.cwd) // a module's chdir in the call before does not move this one
+    const call = runIn(worker, request)
+    worker = warmWorker() // the next call's, loading while this one runs
+    const answer = await call.answer
+    if (answer.ok) {
+      send({ op: 'result', id: request.id, ok: true })
+      sendBytes(answer.output)
+    } else {
+      send({ op: 'result', id: request.id, ok: false, reason: answer.reason, error: answer.error })
+    }
+    await tearingDown
+    tearingDown = call.closed
   }
-  let output: string
-  try {
-    output = typeof result === 'string' ? result : result === undefined ? '' : JSON.stringify(result, null, 2)
-  } catch (error) {
-    return fail('thrown', error)
-  }
-  if (answered) return
-  answered = true
-  send({ op: 'result', ok: true })
-  sendBytes(encoder.encode(output))
 }
 
 function problemOf(tool: any): string | null {
@@ -179,16 +218,12 @@ async function describeExports(loaded: Record<string, any>, module: string, sour
   return described
 }
 
-// Answered (or failed): the process ends at once, so that none of the call's code — a pending
-// timer, an open handle — runs on; the daemon kills its process group too.
 let request: any
 try {
   request = receive()
 } catch (error) {
-  fail('bad_request', error)
+  send({ op: 'result', id: null, ok: false, reason: 'bad_request', error: messageOf(error) })
   process.exit(2)
 }
 if (request?.op === 'probe') await probe(request.tools, request.opencode)
-else if (request?.op === 'call') await call(request)
-else fail('bad_request', `unknown request ${String(request?.op)}`)
-process.exit(0)
+else await serve(request)

@@ -166,3 +166,29 @@ def _close_inherited() -> None:
                     os.close(fd)
             except OSError:
                 pass
+
+
+def last_pid() -> int:
+    """The number the kernel gave the newest process (of this process's pid namespace)."""
+    with open("/proc/sys/kernel/ns_last_pid") as last:
+        return int(last.read())
+
+
+def group_members(leader: int, since: int) -> list[int]:
+    """The processes in ``leader``'s process group, other than itself, started after ``since``
+    was the last process number (``last_pid``): what a call left running. Only entries of
+    ``/proc`` numbered above ``since`` are read, unless the numbers wrapped around meanwhile;
+    what earlier calls started was killed after them."""
+    wrapped = last_pid() < since
+    members = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or (int(name) <= since and not wrapped):
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == leader and int(name) != leader:
+            members.append(int(name))
+    return members

@@ -24,7 +24,7 @@ from ..engine.visible import visible
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .carried import uncarried
 from .grants import AgentKey, Grants, narrowed, widenings
-from .host import DEFAULT_MAX_OUTPUT, POOL_SIZE, CallOutcome, ModuleHost
+from .host import DEFAULT_MAX_OUTPUT, FRESH, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
 from .messages import say
@@ -155,8 +155,8 @@ class Session:
         modules = self._modules(resolved)
         # the state folder (secrets, the daemon's token) stays out of reach even inside the repository
         confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
-        pool = 0 if self.only is not None else POOL_SIZE  # one call: no process to keep warm for the next
-        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, pool)
+        fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
+        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, fresh)
         report = await host.start(self.timeout)
         validators, failed = self._validators(resolved, report.loaded)
         failed.update(report.failed)
@@ -357,7 +357,9 @@ class Session:
             if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
                 raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded, name)
-            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout)
+            declared = (loaded.grants.agents, loaded.ceiling.agents, loaded.grants.secrets, loaded.ceiling.secrets)
+            owner = name if any(name in names for names in declared) else None  # granted as every undeclared one
+            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout, owner)
             if outcome.reason == "crashed":
                 outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
             elif outcome.reason == "too_large":

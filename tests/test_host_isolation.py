@@ -83,6 +83,17 @@ export default {
     return 'FORGED'
   },
 }""",
+    "leaves": """import { existsSync, writeFileSync } from 'node:fs'
+export default {
+  description: 'Leaves a file in its temporary folder and moves the working folder.',
+  parameters: { type: 'object', properties: {} },
+  async execute(args, context) {
+    const seen = { pid: process.pid, found: existsSync(`${process.env.TMPDIR}/left`), cwd: process.cwd() }
+    writeFileSync(`${process.env.TMPDIR}/left`, 'left')
+    process.chdir('/')
+    return seen
+  },
+}""",
     "loud": """export default {
   description: 'Prints 10 MB to stdout.',
   parameters: { type: 'object', properties: {} },
@@ -203,13 +214,26 @@ def test_globals_patches_and_timers_of_one_call_reach_no_other(daemon: Daemon) -
     assert output(daemon.call("trap", agent="mallory")) == "[]"  # nothing of alice's call was caught
 
 
+def test_no_process_serves_two_agents_and_a_call_leaves_nothing_for_the_next(daemon: Daemon, project: Path) -> None:
+    seen = {
+        agent: [json.loads(output(daemon.call("leaves", agent=agent))) for _ in range(4)]
+        for agent in ("alice", "mallory")
+    }
+    pids = {agent: {call["pid"] for call in calls} for agent, calls in seen.items()}
+    assert not pids["alice"] & pids["mallory"]
+    for calls in seen.values():
+        assert all(not call["found"] and call["cwd"] == str(project) for call in calls)
+
+
 def test_forged_answers_and_a_printing_child_harm_only_their_own_call(daemon: Daemon, project: Path) -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         forged = pool.submit(daemon.call, "forger", agent="mallory")
         honest = [pool.submit(daemon.call, "echo", agent="alice") for _ in range(6)]
         for answer in honest:
             assert json.loads(output(answer.result()))["env"]["ALICE_KEY"] == SECRET
-        assert output(forged.result()) == "FORGED"  # its own answer is what it forged: it harms nobody else
+        refused = forged.result()  # what it forged is told from the host's answer: its own call fails
+        assert refused.status_code == 502
+        assert "not a protocol frame: a frame that is not the host's answer to this call" in refused.json()["error"]
     child = int((project / "marks" / "forger-child.pid").read_text())
     wait_until(lambda: not process_runs(child), "the module's child to be killed with its call")
     assert "[host] forger: " in daemon.log()
