@@ -218,12 +218,15 @@ def tools_call(
         bool, typer.Option("--json", help="Print {output | error, status, duration_ms, spilled}.")
     ] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds the call may run.")] = 300.0,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the tool as the daemon lists it (its parameters); do not run it.")
+    ] = False,
     rules: RulesOption = None,
 ) -> None:
     """Call a tool once, as a session would, without starting the daemon."""
     from .call import tools_call as call
 
-    _exit(commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout)))
+    _exit(commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema)))
 
 
 @app.command()

@@ -1,5 +1,8 @@
 """``beeuni tools call NAME``: one call of a tool as a session would make it, without a daemon.
 
+With ``--schema`` the tool is not run: its name, description and parameters are printed as the
+daemon's listing (``GET /beeuni/tools``) shows them, which is what the model is offered.
+
 The output goes to standard output (a returned object as indented JSON); a thrown error's message,
 or the daemon's refusal, to standard error. Exit 0 on an answer, 1 when the tool failed (threw,
 ran out of time, its host died), 2 when the call was refused (no such tool loaded: 404; the agent
@@ -27,15 +30,16 @@ def tools_call(
     arguments: str,
     as_json: bool,
     timeout: float,
+    schema: bool = False,
 ) -> int:
-    from ..daemon.call_once import call_once
+    from ..daemon.call_once import call_once, describe_once
     from ..daemon.session import Session, UnknownHarness
 
     if arguments == "-":
         arguments = sys.stdin.read()
     try:
         session = Session(path, rules, harness, agent, bun(rules, path), timeout, only=name)
-        report = call_once(session, name, arguments)
+        report = describe_once(session, name) if schema else call_once(session, name, arguments)
     except UnknownHarness as err:
         raise UsageError(str(err)) from None
     if report.status == 404 and report.refused:

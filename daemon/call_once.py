@@ -5,6 +5,7 @@ output spill as a call the daemon serves."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,24 @@ class CallReport:
 
 def call_once(session: Session, tool: str, arguments: str) -> CallReport:
     return asyncio.run(_call(session, tool, arguments))
+
+
+def describe_once(session: Session, tool: str) -> CallReport:
+    """The tool as the daemon's listing shows it (``tools call --schema``), as indented JSON; its
+    module is loaded, never run."""
+    return asyncio.run(_describe(session, tool))
+
+
+async def _describe(session: Session, tool: str) -> CallReport:
+    await session.start()
+    try:
+        try:
+            described = session.described(tool, session.agent)
+        except CallRefused as refused:
+            return CallReport(refused.status, error=refused.message, refused=True)
+        return CallReport(200, output=json.dumps(described, indent=2, ensure_ascii=False))
+    finally:
+        await session.stop()
 
 
 async def _call(session: Session, tool: str, arguments: str) -> CallReport:

@@ -342,15 +342,25 @@ class Session:
 
     # calls ---------------------------------------------------------------------------------
 
+    def _check_offered(self, loaded: Loaded, tool: str, name: str, parent: str | None) -> None:
+        """Refuse, as the daemon does, a tool that is not served or that ``name`` does not see."""
+        if tool not in loaded.validators:  # not loaded, or its schema is invalid
+            raise CallRefused(404, say(loaded.resolved.messages, "not_loaded", tool=tool, agent=name))
+        if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
+            raise self._refusal(loaded, tool, name, parent)
+
+    def described(self, tool: str, agent: str | None) -> dict[str, Any]:
+        """``tool`` as the daemon's listing shows it to ``agent``: name, description, parameters."""
+        assert self.current is not None
+        self._check_offered(self.current, tool, agent or self.agent, None)
+        return {"name": tool, **self.current.host.report.loaded[tool]}
+
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
         loaded = await self._enter()
         try:
             messages = loaded.resolved.messages
             name = agent or self.agent
-            if tool not in loaded.validators:  # not loaded, or its schema is invalid
-                raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
-            if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
-                raise self._refusal(loaded, tool, name, parent)
+            self._check_offered(loaded, tool, name, parent)
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
             problem = argument_problem(loaded.validators[tool], args, loaded.argument_messages)

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from conftest import ROOT, run_beeuni
-from daemon_helpers import BUN
+from daemon_helpers import BUN, running_daemon
 from platform_standin import WEATHER_KEY, PlatformStandIn
 
 # The design document's example, word for word; the test points it at the stand-in's address.
@@ -201,3 +202,27 @@ def test_bad_arguments_and_a_missing_bun_are_usage_errors(project: Path, tmp_pat
     no_bun = call(project, "plain", env={"BEEUNI_BUN": str(tmp_path / "no-bun")})
     assert no_bun.code == 2
     assert no_bun.stderr.startswith("beeuni: Bun is not installed: install it")
+
+
+ZOO: dict[str, dict[str, Any]] = json.loads((ROOT / "tests" / "schema_zoo" / "zoo.json").read_text())
+
+
+def test_the_schema_it_shows_is_the_daemons_listing(project: Path) -> None:
+    """`tools call NAME --schema` prints the tool as `GET /beeuni/tools` lists it, for every schema
+    of the zoo of real-world shapes, without running it."""
+    for name, schema in ZOO.items():
+        module = f"export default {{ description: 'Zoo: {name}.', parameters: {json.dumps(schema)},\n"
+        (project / "tools" / f"zoo_{name}.ts").write_text(module + "  execute() { throw new Error('ran') } }\n")
+    manifest = project / "beeuni.yaml"
+    zoo = "".join(f"  zoo_{name}: tools/zoo_{name}.ts\n" for name in ZOO)
+    manifest.write_text(manifest.read_text().replace("tools:\n", "tools:\n" + zoo, 1))
+    with running_daemon(project, project.parent, "--harness", "experimental") as daemon:
+        listing = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60).json()["tools"]
+    listed = {tool["name"]: tool for tool in listing}
+    for name, schema in ZOO.items():
+        shown = call(project, f"zoo_{name}", "--harness", "experimental", "--schema")
+        assert shown.code == 0, shown.stderr
+        assert json.loads(shown.stdout) == listed[f"zoo_{name}"]
+        assert json.loads(shown.stdout)["parameters"] == schema
+    hidden = call(project, "weather_now", "--agent", "reader", "--schema")
+    assert hidden.code == 2 and "does not see" in hidden.stderr
