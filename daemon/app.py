@@ -33,6 +33,7 @@ from . import strict_json
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
 from .host import STATUS_OF_REASON
 from .hosts import HostAllowList
+from .log import write as log_line
 from .messages import say
 from .openapi import openapi_document
 from .output import SpillFolder, limit_output
@@ -107,8 +108,11 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
     def header_too_large(error: HeaderTooLarge) -> JSONResponse:
         return refuse(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER)))
 
+    without_zod_said = False
+
     @app.get("/beeuni/tools")
-    async def list_tools(request: Request, all: bool = False) -> Any:
+    async def list_tools(request: Request, all: bool = False, without_zod: bool = False) -> Any:
+        nonlocal without_zod_said
         if not authorized(request):
             return unauthorized()
         try:
@@ -120,6 +124,9 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
             tools = session.offered(agent, parent, all)
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
+        if without_zod and not without_zod_said:  # the plugin could not carry the schemas exactly
+            without_zod_said = True
+            log_line(message("plugin_without_zod") + "\n")
         listing: dict[str, Any] = {"harness": session.harness, "tools": tools}
         if all:  # what the standard harness's plugin hides from each declared agent's model
             listing["hidden"] = session.hidden_by_agent()

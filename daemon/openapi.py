@@ -129,6 +129,14 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
                 "description": "Every tool the session serves, whoever sees it.",
                 "schema": {"type": "boolean", "default": False},
             },
+            {
+                "name": "without_zod",
+                "in": "query",
+                "required": False,
+                "description": "Sent by the standard harness's plugin when it found no zod to carry the schemas"
+                " exactly: the daemon logs it once.",
+                "schema": {"type": "boolean", "default": False},
+            },
             *AGENT_HEADERS,
         ],
         "responses": {

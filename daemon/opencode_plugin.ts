@@ -36,13 +36,15 @@ export const BeeuniTools = async () => {
   const { readFileSync } = await import('node:fs')
   const connection = JSON.parse(readFileSync(CONNECTION_FILE, 'utf8'))
   const auth = { authorization: `Bearer ${connection.token}` }
-  const listed = await (await fetch(`${connection.url}/beeuni/tools?all=true`, { headers: auth })).json()
   let z: any = null
   try {
     z = (await import('@opencode-ai/plugin')).tool.schema
   } catch {
     z = null
   }
+  // without zod the schemas cannot be carried exactly: the daemon logs it once, with what to do
+  const listing = `${connection.url}/beeuni/tools?all=true${z ? '' : '&without_zod=true'}`
+  const listed = await (await fetch(listing, { headers: auth })).json()
   const tool: Record<string, unknown> = {}
   for (const served of listed.tools) {
     tool[served.name] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import run_beeuni
-from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
+from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
 from platform_standin import TOKEN, PlatformStandIn
 
 MODULES = {
@@ -443,3 +444,31 @@ def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Pa
         assert [tool["name"] for tool in second["tools"]] == ["memory", "echo"]
         assert "echo" not in second["hidden"]["plan"] and "read" in second["hidden"]["plan"]
         assert "hidden" not in listing(everything=False)
+
+
+def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> None:
+    """Where opencode could not install @opencode-ai/plugin (offline), the plugin cannot carry the
+    schemas exactly; it says so when it lists the tools, and the daemon logs it once."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "tools" / "echo.ts").write_text(
+        "export default { description: 'Echo.', parameters: { type: 'object', properties: {} }, execute: () => 'ok' }\n"
+    )
+    (project / "beeuni.yaml").write_text("tools:\n  echo: tools/echo.ts\n")
+    loader = tmp_path / "load.ts"  # the plugin loaded by plain Bun, with no @opencode-ai/plugin anywhere
+    loader.write_text(
+        "const plugin = await import(process.argv[2])\n"
+        "const hooks = await plugin.BeeuniTools()\n"
+        "console.log(JSON.stringify(Object.keys(hooks.tool)))\n"
+    )
+    with running_daemon(project, tmp_path) as daemon:
+        plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
+        for _ in range(2):
+            command = [str(BUN), "--no-install", str(loader), str(plugin)]  # offline, as where the install failed
+            loaded = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            assert loaded.returncode == 0, loaded.stderr
+            assert json.loads(loaded.stdout) == ["echo"]
+        line = "[tools] the standard harness's plugin found no @opencode-ai/plugin"
+        wait_until(lambda: line in daemon.log(), "the daemon to log it")
+        assert daemon.log().count(line) == 1
+        assert "run `bun add @opencode-ai/plugin` in .opencode/" in daemon.log()
