@@ -243,9 +243,15 @@ class Evaluation:
             from .carry import same
 
             old = carried.values.get(name, _MISSING)
-            unchanged = old is not _MISSING and same(value, old)
-            if unchanged:
-                value = old  # the old object: what depends on it by identity is kept too
+            if old is _MISSING:
+                # never needed there: had it been, it would have been this value if nothing it
+                # reads changed (a constant, say), so what was made without it still holds
+                key = f"let:{name}"
+                unchanged = key in self.program["reads"] and self.keeps(key)
+            else:
+                unchanged = same(value, old)
+                if unchanged:
+                    value = old  # the old object: what depends on it by identity is kept too
             self._changed[name] = not unchanged
         self.values[name] = value
         return value
