@@ -14,7 +14,6 @@ tests do. Median and worst of the runs are printed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -26,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from model_server import MODEL_ID, call, say, scripted_model  # noqa: E402
-from opencode_session import OFFLINE  # noqa: E402
+from model_server import call, say, scripted_model  # noqa: E402
+from opencode_session import home_env, link_plugin_package, scripted_config  # noqa: E402
 
 BEEUNI = str(Path(sys.executable).parent / "beeuni")
 ECHO = """export default {
@@ -48,22 +47,6 @@ def project(root: Path) -> Path:
     return folder
 
 
-def link_plugin_package(opencode_dir: Path) -> None:
-    scope = opencode_dir / "node_modules" / "@opencode-ai"
-    scope.mkdir(parents=True)
-    package = ROOT / "node_modules" / "@opencode-ai" / "plugin"
-    (scope / "plugin").symlink_to(package, target_is_directory=True)
-    dependencies = {"@opencode-ai/plugin": json.loads((package / "package.json").read_text())["version"]}
-    (opencode_dir / "package.json").write_text(json.dumps({"dependencies": dependencies}))
-    lock = {
-        "name": "opencode",
-        "lockfileVersion": 3,
-        "requires": True,
-        "packages": {"": {"dependencies": dependencies}},
-    }
-    (opencode_dir / "package-lock.json").write_text(json.dumps(lock))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -75,18 +58,10 @@ def main() -> None:
         root = Path(temporary)
         folder = project(root)
         home = root / "home"
-        home.mkdir()
-        config = home / "opencode.json"
-        config.write_text(json.dumps({"provider": {"scripted": model.config()}, "model": f"scripted/{MODEL_ID}"}))
         env = {
             **os.environ,
-            **OFFLINE,
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".data"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_STATE_HOME": str(home / ".state"),
-            "OPENCODE_CONFIG": str(config),
+            **home_env(home),
+            "OPENCODE_CONFIG": scripted_config(home, model),
             "BEEUNI_STATE_DIR": str(root / "state"),
             "BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun"),
             "BEEUNI_OPENCODE": str(ROOT / "node_modules" / ".bin" / "opencode"),

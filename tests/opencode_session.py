@@ -64,42 +64,53 @@ def opencode_version() -> str | None:
     return shown.stdout.strip() if shown.returncode == 0 else None
 
 
-def environment(home: Path, project: Path, model: ScriptedModel | None = None) -> dict[str, str]:
-    """opencode's environment: HOME and the XDG folders under ``home``, PWD the project (opencode
-    takes its project from it), the offline switches, and — with ``model`` — a configuration
-    (``OPENCODE_CONFIG``, beside the project's own opencode.json) naming the scripted model."""
-    env = {
-        **os.environ,
+def home_env(home: Path) -> dict[str, str]:
+    """HOME and the XDG folders under ``home``, with opencode's offline switches: what opencode
+    reads and writes of a user's folders stays inside the test's."""
+    return {
         **OFFLINE,
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".data"),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_STATE_HOME": str(home / ".state"),
-        "PWD": str(project),
-        "NO_COLOR": "1",
     }
+
+
+def scripted_config(home: Path, model: ScriptedModel, base_url: str | None = None) -> str:
+    """Write an opencode configuration under ``home`` that names the scripted model (its requests
+    sent to ``base_url`` instead, if given); its path, for ``OPENCODE_CONFIG``."""
+    home.mkdir(parents=True, exist_ok=True)
+    provider = model.config()
+    if base_url is not None:
+        provider["options"] = {**provider["options"], "baseURL": base_url}
+    settings = {
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"scripted": provider},
+        "model": f"scripted/{MODEL_ID}",
+        "small_model": f"scripted/{MODEL_ID}",
+        "autoupdate": False,
+        "share": "disabled",
+    }
+    config = home / "scripted-model.json"
+    config.write_text(json.dumps(settings))
+    return str(config)
+
+
+def environment(home: Path, project: Path, model: ScriptedModel | None = None) -> dict[str, str]:
+    """opencode's environment: ``home_env``, PWD the project (opencode takes its project from
+    it), and — with ``model`` — a configuration (``OPENCODE_CONFIG``, beside the project's own
+    opencode.json) naming the scripted model."""
+    env = {**os.environ, **home_env(home), "PWD": str(project), "NO_COLOR": "1"}
     if model is not None:
-        home.mkdir(parents=True, exist_ok=True)
-        config = home / "scripted-model.json"
-        settings = {
-            "$schema": "https://opencode.ai/config.json",
-            "provider": {"scripted": model.config()},
-            "model": f"scripted/{MODEL_ID}",
-            "small_model": f"scripted/{MODEL_ID}",
-            "autoupdate": False,
-            "share": "disabled",
-        }
-        config.write_text(json.dumps(settings))
-        env["OPENCODE_CONFIG"] = str(config)
+        env["OPENCODE_CONFIG"] = scripted_config(home, model)
     return env
 
 
-def link_plugin_package(project: Path) -> None:
-    """Give the project's ``.opencode/`` the plugin package opencode would install from the
-    registry at its start: linked from this repository, with a package.json and lock that name
-    it, so that opencode's check finds it installed."""
-    folder = project / ".opencode"
+def link_plugin_package(folder: Path) -> None:
+    """Give opencode's configuration folder ``folder`` the plugin package opencode would install
+    from the registry at its start: linked from this repository, with a package.json and lock
+    that name it, so that opencode's check finds it installed and fetches nothing."""
     scope = folder / "node_modules" / "@opencode-ai"
     scope.mkdir(parents=True, exist_ok=True)
     link = scope / "plugin"
@@ -109,7 +120,7 @@ def link_plugin_package(project: Path) -> None:
     dependencies = {PLUGIN_PACKAGE: version}
     (folder / "package.json").write_text(json.dumps({"dependencies": dependencies}))
     lock = {
-        "name": ".opencode",
+        "name": folder.name,
         "lockfileVersion": 3,
         "requires": True,
         "packages": {"": {"dependencies": dependencies}},
@@ -121,7 +132,7 @@ def run_opencode(
     project: Path, home: Path, model: ScriptedModel, prompt: str, agent: str | None = None, *args: str
 ) -> Run:
     """Run ``prompt`` in ``project`` with opencode's ``agent`` (its default agent if None)."""
-    link_plugin_package(project)
+    link_plugin_package(project / ".opencode")
     command = [str(OPENCODE), "run", "--format", "json", "--title", "scripted", "--model", f"scripted/{MODEL_ID}"]
     if agent is not None:
         command += ["--agent", agent]

@@ -1,18 +1,17 @@
-"""The standard harness for real: opencode from the npm registry loads the plugin the daemon
-writes and calls a project tool through it and the daemon."""
+"""The standard harness for real: the pinned opencode loads the plugin the daemon writes and
+calls a project tool through it and the daemon (offline: the plugin package it would install
+from the registry is linked from this repository)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_beeuni
+from conftest import run_beeuni
 from daemon_helpers import running_daemon
-
-OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
+from opencode_session import OPENCODE, environment, link_plugin_package
 
 ECHO = """export default {
   description: 'Echo the text, with the agent the daemon saw.',
@@ -40,13 +39,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def opencode(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".data"),
-    }
-    env.update(XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".state"))
+    link_plugin_package(project / ".opencode")  # what opencode would install from the registry
+    env = environment(home, project)
     return subprocess.run(
         [str(OPENCODE), "debug", "agent", *args], cwd=project, env=env, capture_output=True, text=True, timeout=300
     )

@@ -22,10 +22,9 @@ import pytest
 from conftest import BEEUNI, ROOT, Result, run_beeuni
 from daemon_helpers import BUN, wait_until
 from model_server import MODEL_ID, ScriptedModel, call, say, scripted_model
-from opencode_session import OFFLINE
+from opencode_session import OPENCODE, home_env, link_plugin_package, scripted_config
 from platform_standin import WEATHER_KEY, PlatformStandIn
 
-OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
 SESSION_LIMIT = 600  # seconds one `sessions new --wait` may take (a failure, not a measurement)
 WEATHER_NOW = (ROOT / "tests" / "modules" / "weather_now.ts").read_text()
 PROMPT = "Call the weather_now tool once with city Berlin and print its output."
@@ -94,25 +93,13 @@ class Sessions:
     def env(self, model: ScriptedModel | None, base_url: str | None = None) -> dict[str, str]:
         home = self.root / "home"
         env = {
-            **OFFLINE,
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".data"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_STATE_HOME": str(home / ".state"),
+            **home_env(home),
             "BEEUNI_STATE_DIR": str(self.state),
             "BEEUNI_BUN": str(BUN),
             "BEEUNI_OPENCODE": str(OPENCODE),
         }
         if model is not None:  # the user's opencode configuration: the scripted model
-            home.mkdir(parents=True, exist_ok=True)
-            config = home / "opencode.json"
-            provider = model.config()
-            if base_url is not None:  # the model's requests go elsewhere
-                provider["options"] = {**provider["options"], "baseURL": base_url}
-            settings = {"provider": {"scripted": provider}, "model": f"scripted/{MODEL_ID}"}
-            config.write_text(json.dumps({**settings, "small_model": f"scripted/{MODEL_ID}", "share": "disabled"}))
-            env["OPENCODE_CONFIG"] = str(config)
+            env["OPENCODE_CONFIG"] = scripted_config(home, model, base_url)
         return env
 
     def beeuni(self, *args: str, model: ScriptedModel | None = None, stdin: str | None = None) -> Result:
@@ -142,29 +129,15 @@ class Sessions:
         return processes_mentioning(str(self.state), str(self.project))
 
     def _link_plugin_package(self) -> None:
-        """The package opencode installs for the plugin in its configuration folder, linked from
-        this repository (with the package files opencode compares), so nothing is fetched."""
+        """The package opencode installs for the plugin in the daemon's opencode folder (in the
+        project's state folder), linked from this repository, so nothing is fetched."""
         from beeuni.daemon.secrets import project_dir
 
         os.environ["BEEUNI_STATE_DIR"] = str(self.state)
         try:
-            folder = Path(project_dir(str(self.project))) / "opencode"
+            link_plugin_package(Path(project_dir(str(self.project))) / "opencode")
         finally:
             del os.environ["BEEUNI_STATE_DIR"]
-        scope = folder / "node_modules" / "@opencode-ai"
-        scope.mkdir(parents=True)
-        package = ROOT / "node_modules" / "@opencode-ai" / "plugin"
-        (scope / "plugin").symlink_to(package, target_is_directory=True)
-        version = json.loads((package / "package.json").read_text())["version"]
-        dependencies = {"@opencode-ai/plugin": version}
-        (folder / "package.json").write_text(json.dumps({"dependencies": dependencies}))
-        lock = {
-            "name": "opencode",
-            "lockfileVersion": 3,
-            "requires": True,
-            "packages": {"": {"dependencies": dependencies}},
-        }
-        (folder / "package-lock.json").write_text(json.dumps(lock))
 
 
 def processes_mentioning(*marks: str) -> list[str]:
