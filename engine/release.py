@@ -7,7 +7,9 @@ Python costs about a millisecond per 2,000 entries. Instead each question is a s
 index's bytes — an entry is a 62-byte header (64 with extended flags), its path and 1 to 8 NUL
 bytes, each entry a multiple of 8 bytes long — and a match counts only where an entry's path
 starts (its header's file mode and name length agree): a few searches in C, whatever the size of
-the repository. An index of version 4 (prefix-compressed paths) is parsed whole.
+the repository. An index of version 4 (prefix-compressed paths) is parsed whole. In a repository
+of SHA-256 objects (``extensions.objectFormat``) each header holds a 32-byte object name instead
+of 20, so it is 12 bytes longer, and so is the index's checksum.
 
 Why an untracked file is not tracked — ignored, or merely not added — is asked of ``git
 check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and ``core.excludesFile``),
@@ -29,6 +31,8 @@ _MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000, 0o040000})
 _EXTENDED = 0x4000
 _INTENT_TO_ADD = 0x2000  # of the extended flags: `git add -N`, not in a commit
 _NAME_MASK = 0xFFF
+#: the bytes of an entry's header before its object name (times, device, inode, mode, ids, size)
+_BEFORE_NAME = 40
 
 
 def git_top(folder: str) -> tuple[str, str] | None:
@@ -61,6 +65,7 @@ class Release:
     def __init__(self, top: str, git_dir: str, root: str) -> None:
         self.top = top
         self.index_file = os.path.join(git_dir, "index")
+        self.hash_size = _hash_size(git_dir)
         prefix = os.path.relpath(os.path.realpath(root), top)
         self.prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
         try:
@@ -71,7 +76,7 @@ class Release:
         self._parsed: frozenset[bytes] | None = None
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
         if self.data[:4] == b"DIRC" and int.from_bytes(self.data[4:8], "big") == 4:
-            self._parsed = frozenset(_parse_v4(self.data))
+            self._parsed = frozenset(_parse_v4(self.data, self.hash_size))
         #: every question answered: path → state (what the result cache asks again)
         self.answers: dict[str, str] = {}
 
@@ -86,6 +91,7 @@ class Release:
         files, and of the others, those ``ignored``; the work tree's top is ``root``."""
         release = cls.__new__(cls)
         release.top, release.index_file, release.prefix, release.data = os.path.realpath(root), "", "", b""
+        release.hash_size = 20
         release._parsed = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
         release._ignored = frozenset(ignored)
         release.answers = {}
@@ -116,16 +122,18 @@ class Release:
         ``exact``: the search then includes the NUL after it)."""
         data = self.data
         needle = path + b"\0" if exact else path
+        flags_at = _BEFORE_NAME + self.hash_size  # the flags follow the object name
         at = data.find(needle, 12)
         while at >= 0:
-            for head in (62, 64):
+            for head in (flags_at + 2, flags_at + 4):
                 start = at - head
                 if start < 12 or (start - 12) % 8:
                     continue
-                flags = int.from_bytes(data[start + 60 : start + 62], "big")
-                if bool(flags & _EXTENDED) != (head == 64):
+                flags = int.from_bytes(data[start + flags_at : start + flags_at + 2], "big")
+                extended = head == flags_at + 4
+                if bool(flags & _EXTENDED) != extended:
                     continue
-                if head == 64 and int.from_bytes(data[start + 62 : start + 64], "big") & _INTENT_TO_ADD:
+                if extended and int.from_bytes(data[start + flags_at + 2 : start + head], "big") & _INTENT_TO_ADD:
                     continue
                 if int.from_bytes(data[start + 24 : start + 28], "big") not in _MODES:
                     continue
@@ -140,7 +148,7 @@ class Release:
         """Every path the index tracks, from the work tree's top (a full parse: for ``validate
         --modules``, which copies the release; the checks ask ``tracks``)."""
         if self._parsed is None:
-            self._parsed = frozenset(_parse_v2(self.data))
+            self._parsed = frozenset(_parse_v2(self.data, self.hash_size))
         return sorted(path.decode("utf-8", "surrogateescape") for path in self._parsed)
 
     def _why_not(self, relative: str) -> str:
@@ -166,9 +174,10 @@ class Release:
         return self.top, self.index_file, self._content_digest(), reasons
 
     def _content_digest(self) -> str:
-        """The index's own checksum, its last 20 bytes (a SHA-1 of all before it); a digest of
-        the whole when git wrote none (``index.skipHash``: zeros)."""
-        trailer = self.data[-20:]
+        """The index's own checksum, its last 20 bytes (a SHA-1 of all before it; 32, a SHA-256,
+        in a SHA-256 repository); a digest of the whole when git wrote none (``index.skipHash``:
+        zeros)."""
+        trailer = self.data[-self.hash_size :]
         if len(self.data) > 32 and trailer.strip(b"\0"):
             return trailer.hex()
         from .cache_folder import blake2b
@@ -188,35 +197,60 @@ def current_signature(root: str, recorded: Any) -> Any:
     return release.signature()
 
 
-def _parse_v2(data: bytes) -> list[bytes]:
+def _hash_size(git_dir: str) -> int:
+    """The bytes of an object name in the repository of ``git_dir``: 32 where its configuration
+    (a linked work tree's is the common folder's) says ``objectFormat = sha256``, else 20."""
+    folders = [git_dir]
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            folders.append(os.path.join(git_dir, handle.read().strip()))
+    except (OSError, ValueError):
+        pass
+    for folder in folders:
+        try:
+            with open(os.path.join(folder, "config"), encoding="utf-8", errors="replace") as handle:
+                config = handle.read().lower()
+        except OSError:
+            continue
+        for line in config.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "objectformat" and value.strip() == "sha256":
+                return 32
+    return 20
+
+
+def _parse_v2(data: bytes, hash_size: int) -> list[bytes]:
     """The paths of an index of version 2 or 3 (none of another file), intent-to-add left out."""
     if data[:4] != b"DIRC":
         return []
     count = int.from_bytes(data[8:12], "big")
     paths: list[bytes] = []
     offset = 12
+    flags_at = _BEFORE_NAME + hash_size
     for _ in range(count):
-        flags = int.from_bytes(data[offset + 60 : offset + 62], "big")
+        flags = int.from_bytes(data[offset + flags_at : offset + flags_at + 2], "big")
         extended = bool(flags & _EXTENDED)
-        head = 64 if extended else 62
+        head = flags_at + (4 if extended else 2)
         end = data.index(b"\0", offset + head)
-        if not (extended and int.from_bytes(data[offset + 62 : offset + 64], "big") & _INTENT_TO_ADD):
+        if not (extended and int.from_bytes(data[offset + flags_at + 2 : offset + head], "big") & _INTENT_TO_ADD):
             paths.append(data[offset + head : end])
         offset += (end - offset + 8) & ~7
     return paths
 
 
-def _parse_v4(data: bytes) -> list[bytes]:
+def _parse_v4(data: bytes, hash_size: int) -> list[bytes]:
     """The paths of an index of version 4: each entry's path is the previous one's, less the
     number of bytes a varint says, plus a NUL-terminated rest; no padding."""
     count = int.from_bytes(data[8:12], "big")
     paths: list[bytes] = []
     previous = b""
     offset = 12
+    flags_at = _BEFORE_NAME + hash_size
     for _ in range(count):
-        flags = int.from_bytes(data[offset + 60 : offset + 62], "big")
-        at = offset + (64 if flags & _EXTENDED else 62)
-        intent = bool(flags & _EXTENDED) and int.from_bytes(data[offset + 62 : offset + 64], "big") & _INTENT_TO_ADD
+        flags = int.from_bytes(data[offset + flags_at : offset + flags_at + 2], "big")
+        extended = bool(flags & _EXTENDED)
+        at = offset + flags_at + (4 if extended else 2)
+        intent = extended and int.from_bytes(data[at - 2 : at], "big") & _INTENT_TO_ADD
         strip = data[at] & 0x7F
         while data[at] & 0x80:  # git's offset varint: each continuation adds one
             at += 1

@@ -18,8 +18,9 @@ def git(folder: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(params=["sha1", "sha256"])
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A repository of SHA-1 objects, or of SHA-256 ones (their index entries are 12 bytes longer)."""
     folder = tmp_path / "repo"
     (folder / "project" / "tools").mkdir(parents=True)
     (folder / "project" / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n")
@@ -27,7 +28,7 @@ def repo(tmp_path: Path) -> Path:
     (folder / "project" / "tools" / "b.ts").write_text(MODULE)
     (folder / "project" / "tools" / "c.ts").write_text(MODULE)
     (folder / ".gitignore").write_text("project/tools/c.ts\n")
-    git(folder, "init", "-q")
+    git(folder, "init", "-q", f"--object-format={request.param}")
     git(folder, "add", ".gitignore", "project/beeuni.yaml", "project/tools/a.ts")
     return folder
 
@@ -43,6 +44,7 @@ def test_the_index_says_what_is_tracked(repo: Path, version: str) -> None:
     assert release.state("tools/c.ts") == IGNORED
     assert release.state("tools/a.t") == UNTRACKED  # a prefix of a tracked path is not tracked
     assert release.holds_under_top("project/tools") and not release.holds_under_top("project/tool")
+    assert release.tracked_paths() == [".gitignore", "project/beeuni.yaml", "project/tools/a.ts"]
 
 
 def test_no_git_repository_no_release(tmp_path: Path) -> None:
