@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+from bench_daemon import BUN, DIRECT, TRIVIAL, start_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-BUN = ROOT / "node_modules" / ".bin" / "bun"
 ZOO: dict[str, dict[str, Any]] = json.loads((ROOT / "tests" / "schema_zoo" / "zoo.json").read_text())
 
 SMALL = {
@@ -62,24 +59,6 @@ LARGE_ARGS = {
     "slack_post_message": {"channel_id": "C1", "text": "hello", "thread_ts": None, "priority": 2},
     "brave_web_search": {"query": "bees", "count": 5, "freshness": "pw"},
 }
-
-TRIVIAL = """export default {
-  description: 'Returns its argument.',
-  parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-  async execute(args) { return String(args.n) },
-}
-"""
-DIRECT = """
-const tool = (await import(process.argv[2])).default
-const runs = Number(process.argv[3])
-const times = []
-for (let i = 0; i < runs; i++) {
-  const start = performance.now()
-  await tool.execute({ n: i }, { env: {}, signal: new AbortController().signal })
-  times.push(performance.now() - start)
-}
-console.log(JSON.stringify(times))
-"""
 
 
 def check_cost(schema: dict[str, Any], args: dict[str, Any], calls: int) -> tuple[float, float]:
@@ -113,19 +92,8 @@ def daemon_overhead(calls: int) -> float:
             check=True,
         )
         direct_p50 = statistics.median(json.loads(direct.stdout))
-        state = folder / "state"
-        env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1"}
-        daemon = subprocess.Popen(
-            [str(BIN / "beeuni"), "daemon", str(folder), "--harness", "experimental"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
+        daemon, connection = start_daemon(folder, folder / "state")
         try:
-            deadline = time.monotonic() + 60
-            while not list(state.glob("projects/*/daemon.json")) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            connection = json.loads(next(state.glob("projects/*/daemon.json")).read_text())
             headers = {"authorization": f"Bearer {connection['token']}"}
             url = f"{connection['url']}/beeuni/tools/trivial"
             with httpx.Client(headers=headers, timeout=60) as client:

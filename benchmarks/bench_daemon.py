@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -76,6 +77,20 @@ console.log(JSON.stringify({ latencies, throughput: done / ((performance.now() -
 """
 
 
+def start_daemon(project: Path, state: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """``beeuni daemon`` for ``project`` (the experimental harness), its state in ``state``; the
+    process and its connection file, once written."""
+    env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1"}
+    command = [str(BIN / "beeuni"), "daemon", str(project), "--harness", "experimental"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(state.glob("projects/*/daemon.json")):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the daemon did not start (exit status {process.poll()})")
+        time.sleep(0.002)
+    return process, json.loads(next(state.glob("projects/*/daemon.json")).read_text())
+
+
 def project(folder: Path) -> None:
     (folder / "tools").mkdir(parents=True)
     lines = ["tools:"] + [
@@ -120,18 +135,8 @@ def main() -> None:
         project(work / "project")
         starts = []
         for run in range(options.starts):
-            state = work / f"state-{run}"
-            env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN)}
             began = time.perf_counter()
-            process = subprocess.Popen(
-                [str(BIN / "beeuni"), "daemon", str(work / "project"), "--harness", "experimental"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            while not list(state.glob("projects/*/daemon.json")):
-                time.sleep(0.002)
-            connection = json.loads(next(state.glob("projects/*/daemon.json")).read_text())
+            process, connection = start_daemon(work / "project", work / f"state-{run}")
             headers = {"authorization": f"Bearer {connection['token']}"}
             httpx.post(f"{connection['url']}/beeuni/tools/tool_00", json={"n": 1}, headers=headers).raise_for_status()
             starts.append((time.perf_counter() - began) * 1000)

@@ -46,6 +46,29 @@ def run_beeuni(
     return Result(done.stdout, done.stderr, done.returncode)
 
 
+def read_terminal(command: Sequence[str], cwd: Path | str, env: dict[str, str], stream: str, timeout: float) -> str:
+    """Run ``command`` with its standard output (``stream="stdout"``) or error (``"stderr"``) on a
+    pseudo-terminal, the other one discarded; what the terminal received."""
+    import pty
+
+    leader, follower = pty.openpty()
+    out, err = (follower, subprocess.DEVNULL) if stream == "stdout" else (subprocess.DEVNULL, follower)
+    with subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=err) as process:
+        os.close(follower)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other side closed
+                break
+            if not chunk:
+                break
+            received += chunk
+        process.wait(timeout=timeout)
+    os.close(leader)
+    return received.decode(errors="replace").replace("\r\n", "\n")
+
+
 def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None = None) -> Result:
     """Run a command through the Typer application, bypassing ``cli/main.py``'s hand-parsed fast
     paths: the tests that compare the two paths call this beside ``run_beeuni``."""

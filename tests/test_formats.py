@@ -187,29 +187,13 @@ def test_several_manifests_make_one_report_with_paths_from_the_current_folder(tm
 def run_on_terminal(args: list[str], cwd: Path, colour: bool) -> str:
     """Run beeuni with standard output on a pseudo-terminal; what the terminal received."""
     import os
-    import pty
-    import subprocess
 
-    from conftest import BEEUNI
+    from conftest import BEEUNI, read_terminal
 
-    leader, follower = pty.openpty()
     env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
     if not colour:
         env["NO_COLOR"] = "1"
-    with subprocess.Popen([BEEUNI, *args], cwd=cwd, stdout=follower, stderr=subprocess.DEVNULL, env=env) as process:
-        os.close(follower)
-        received = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal's other side closed
-                break
-            if not chunk:
-                break
-            received += chunk
-        process.wait(timeout=60)
-    os.close(leader)
-    return received.decode().replace("\r\n", "\n")
+    return read_terminal([BEEUNI, *args], cwd, env, "stdout", 60)
 
 
 def test_on_a_terminal_text_is_code_frames_and_concise_stays_one_line() -> None:

@@ -4,14 +4,13 @@ rules); off a terminal they import no rich at all, so CI pays nothing."""
 from __future__ import annotations
 
 import os
-import pty
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, read_terminal
 
 CORPUS = ROOT / "tests" / "golden" / "rules-diff" / "project" / "corpus"
 MIGRATE = ROOT / "tests" / "golden" / "migrate-docs-shapes" / "project"
@@ -40,20 +39,7 @@ def test_off_a_terminal_rich_is_not_imported(tmp_path: Path, command: str) -> No
 @pytest.mark.parametrize(("command", "label"), [("rules diff", "Comparing projects"), ("tools migrate", "Loading")])
 def test_on_a_terminal_a_progress_bar(tmp_path: Path, command: str, label: str) -> None:
     """Standard error is a terminal: the bar, with the rules' label, is drawn there."""
-    leader, follower = pty.openpty()
     env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm"}
     args = [sys.executable, "-c", "from beeuni.cli.main import main; main()", *commands(tmp_path)[command]]
-    with subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=follower, env=env) as process:
-        os.close(follower)
-        received = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal's other side closed
-                break
-            if not chunk:
-                break
-            received += chunk
-        process.wait(timeout=300)
-    os.close(leader)
-    assert label in received.decode(errors="replace")
+    received = read_terminal(args, tmp_path, env, "stderr", 300)
+    assert label in received
