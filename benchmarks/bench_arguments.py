@@ -32,17 +32,7 @@ from bench_daemon import BUN, DIRECT, TRIVIAL, start_daemon
 ROOT = Path(__file__).resolve().parent.parent
 ZOO: dict[str, dict[str, Any]] = json.loads((ROOT / "tests" / "schema_zoo" / "zoo.json").read_text())
 
-SMALL = {
-    "type": "object",
-    "properties": {
-        "repo_path": {"type": "string", "minLength": 1},
-        "mode": {"type": "string", "enum": ["loud", "quiet"]},
-        "max_count": {"type": "integer", "minimum": 1},
-        "window": {"type": "object", "properties": {"from": {"type": "string"}}, "additionalProperties": False},
-    },
-    "required": ["repo_path"],
-    "additionalProperties": False,
-}
+SMALL: dict[str, Any] = json.loads((ROOT / "tests" / "schema_zoo" / "git_log.json").read_text())  # git_log
 SMALL_ARGS = {"repo_path": ".", "mode": "quiet", "max_count": 10, "window": {"from": "HEAD~3"}}
 LARGE = {
     "type": "object",

@@ -125,9 +125,17 @@ class ModuleHost:
         if module is None or tool not in self.report.loaded:
             return CallOutcome(False, error=tool, reason="not_loaded")
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
-        call = {"op": "call", "id": call_id, "module": module, "args": args, "env": env, "cwd": cwd}
+        call = {
+            "op": "call",
+            "id": call_id,
+            "module": module,
+            "args": args,
+            "env": env,
+            "cwd": cwd,
+            "max_output": self.max_output,
+        }
         try:
-            request = frames.encode({**call, "max_output": self.max_output})
+            request = frames.encode(call)
         except (ValueError, RecursionError) as err:
             return CallOutcome(False, error=str(err), reason="unsendable")
         process: _Process | None = None

@@ -290,7 +290,7 @@ class Session:
             raise CallRefused(403, say(loaded.resolved.messages, "unknown_agent", agent=parent))
         # Cached by declared names only (every undeclared one sees the default view), so that
         # the cache holds at most what the manifest declares, whatever names the requests carry.
-        key = (name if name in agents or name in loaded.ceiling.agents else None, parent)
+        key = (_declared(loaded, name), parent)
         found = loaded.visible.get(key)
         if found is not None:
             return found
@@ -367,9 +367,7 @@ class Session:
             if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
                 raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
             env = self.env_for(loaded, name)
-            declared = (loaded.grants.agents, loaded.ceiling.agents, loaded.grants.secrets, loaded.ceiling.secrets)
-            owner = name if any(name in names for names in declared) else None  # granted as every undeclared one
-            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout, owner)
+            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout, _declared(loaded, name))
             if outcome.reason == "crashed":
                 outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
             elif outcome.reason == "too_large":
@@ -396,6 +394,13 @@ class Session:
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+
+
+def _declared(loaded: Loaded, name: str) -> str | None:
+    """``name`` when the session's tool set declares that agent (now or at its start), else
+    ``None``: every undeclared agent sees the default view and gets no secrets, so they are one
+    (a view cache entry, the module processes serving them)."""
+    return name if name in loaded.grants.agents or name in loaded.ceiling.agents else None
 
 
 def _stamp(path: str) -> tuple[int, int]:

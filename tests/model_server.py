@@ -23,8 +23,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from platform_standin import JSONHandler
 
 FALLBACK_TEXT = "ok"
 MODEL_ID = "scripted"
@@ -176,12 +178,9 @@ def _chunks(key: str | None, turn_index: int, turn: Turn) -> Iterator[dict[str, 
     yield chunk({}, finish, usage=usage)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JSONHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: the test reads the requests
-        pass
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -205,14 +204,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _json(self, status: int, document: dict[str, Any]) -> None:
-        data = json.dumps(document).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

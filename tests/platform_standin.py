@@ -53,45 +53,50 @@ def _translate(body: dict[str, Any]) -> dict[str, Any]:
 ROUTES = {"/v1/search/web": _web, "/v1/search/images": _images, "/v1/scrape": _scrape, "/v1/translate": _translate}
 
 
+class JSONHandler(BaseHTTPRequestHandler):
+    """A stand-in server's request handler: JSON answers, and no access log on stderr (the tests
+    read what was requested)."""
+
+    def _json(self, status: int, document: dict[str, Any]) -> None:
+        data = json.dumps(document).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 class PlatformStandIn:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         standin = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 standin.requests.append((self.path, body))
                 if self.headers.get("authorization") != f"Bearer {TOKEN}":
-                    self._answer(401, {"error": "missing or wrong bearer token"})
+                    self._json(401, {"error": "missing or wrong bearer token"})
                 elif self.path not in ROUTES:
-                    self._answer(404, {"error": f"no route {self.path}"})
+                    self._json(404, {"error": f"no route {self.path}"})
                 else:
-                    self._answer(200, ROUTES[self.path](body))
+                    self._json(200, ROUTES[self.path](body))
 
             def do_GET(self) -> None:
                 """The design document's weather API: GET /v1/current?city=NAME."""
                 url = urlsplit(self.path)
                 standin.requests.append((url.path, dict(parse_qsl(url.query))))
                 if self.headers.get("authorization") != f"Bearer {WEATHER_KEY}":
-                    self._answer(401, {"error": "missing or wrong API key"})
+                    self._json(401, {"error": "missing or wrong API key"})
                 elif url.path != "/v1/current":
-                    self._answer(404, {"error": f"no route {url.path}"})
+                    self._json(404, {"error": f"no route {url.path}"})
                 else:
                     city = dict(parse_qsl(url.query)).get("city", "")
-                    self._answer(200, {"city": city, "temp_c": 7.5, "conditions": "light rain"})
-
-            def _answer(self, status: int, document: dict[str, Any]) -> None:
-                data = json.dumps(document).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+                    self._json(200, {"city": city, "temp_c": 7.5, "conditions": "light rain"})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, run_beeuni
@@ -23,17 +24,7 @@ export default {
   async execute(args, context) { writeFileSync(context.cwd + '/ran.txt', JSON.stringify(args)); return 'ran' },
 }
 """
-GIT_LOG = {
-    "type": "object",
-    "properties": {
-        "repo_path": {"type": "string", "minLength": 1},
-        "mode": {"type": "string", "enum": ["loud", "quiet"]},
-        "max_count": {"type": "integer", "minimum": 1},
-        "window": {"type": "object", "properties": {"from": {"type": "string"}}, "additionalProperties": False},
-    },
-    "required": ["repo_path"],
-    "additionalProperties": False,
-}
+GIT_LOG: dict[str, Any] = json.loads((Path(__file__).parent / "schema_zoo" / "git_log.json").read_text())
 DRAFT4 = {
     "$schema": "http://json-schema.org/draft-04/schema#",
     "type": "object",
