@@ -106,25 +106,31 @@ class ProjectRun:
 
     def _release(self) -> dict[str, Any]:
         """The ``release`` fact (``release_facts.py``): what git tracks of the modules the rules
-        would load and of their imports; nothing to say without modules or outside git."""
-        from .release_facts import no_release
+        would load and of their imports; nothing to say outside git or without modules (asked in
+        that order: outside git, which modules would load is not worked out at all)."""
+        from .release import Release, git_top
+        from .release_facts import no_release, release_fact
 
         given = self._given_release  # (a release given is not git's: nothing to ask again)
+        if (given is not None and given[0] is None) or "IMPORT_RESOLUTION" not in self.program["lets"]:
+            return no_release()  # (rules that do not say how imports resolve: no release view)
+        found = git_top(self.repo.root) if given is None else None
+        if given is None and found is None:
+            self.repo.release_asked = True  # (the result cache asks again: a `git init` since changes this)
+            self.repo.release_signature = None
+            return no_release()
         modules = self.output("modules_to_load")
-        if not modules or (given is not None and given[0] is None):
+        resolution = self.output("IMPORT_RESOLUTION")
+        if not modules or resolution is None:
             return no_release()
-        resolution = self.output("IMPORT_RESOLUTION") if "IMPORT_RESOLUTION" in self.program["lets"] else None
-        if resolution is None:  # rules that do not say how imports resolve: no release view
+        release = given[0] if given is not None else Release(found[0], found[1], self.repo.root) if found else None
+        if release is None:
             return no_release()
-        from .release import Release
-        from .release_facts import release_fact
-
-        release = Release.of(self.repo.root) if given is None else given[0]
-        found = release_fact(release, self.observer, modules, resolution)
+        fact = release_fact(release, self.observer, modules, resolution)
         if given is None:
             self.repo.release_asked = True
-            self.repo.release_signature = release.signature() if release is not None else None
-        return found
+            self.repo.release_signature = release.signature()
+        return fact
 
     def set_release(self, release: Release | None) -> None:
         """The release to check against instead of git's (None: no git repository), before
