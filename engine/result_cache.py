@@ -34,6 +34,7 @@ import os
 import sys
 
 from .cache_folder import read_record, write_record
+from .located import LocatedStr
 from .paths import QUESTIONS, Repository, read_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -134,16 +135,27 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
         return None  # a broken or foreign record: a miss
 
 
+#: the types ``marshal`` writes as they are, and those of the values of the same kind that
+#: ``plain`` turns into them (a located string, number or boolean)
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+_LOCATED_STRINGS = frozenset({str, LocatedStr})
+
+
 def plain(value: Any) -> Any:
     """``value`` made of the built-in types only (a located string becomes a string): what
-    ``marshal`` writes. A value of another type raises ``ValueError``: no record is made."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or kind is float or value is None:
+    ``marshal`` writes. A value of another type raises ``ValueError``: no record is made.
+    A list of strings alone, the bulk of a resolved tool set (its views), is made at C speed."""
+    kind = value.__class__
+    if kind in _PLAIN:
         return value
     if isinstance(value, dict):
+        if kind is dict and _PLAIN.issuperset(map(type, value.values())) and _PLAIN.issuperset(map(type, value)):
+            return value  # (a record of plain values, as most are: looked at, at C speed, and kept)
         return {plain(key): plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        items = [plain(item) for item in value]
+        if (kind is list or kind is tuple) and _PLAIN.issuperset(map(type, value)):
+            return value
+        items = list(map(str, value)) if _LOCATED_STRINGS.issuperset(map(type, value)) else list(map(plain, value))
         return items if isinstance(value, list) else tuple(items)
     for base in (str, bool, int, float):
         if isinstance(value, base):

@@ -237,10 +237,9 @@ def b_index_of(observer: Observer, items: Any, value: Any) -> Any:
     if not isinstance(items, list):
         return None
     positions = observer.sets.set_of(items)
-    try:
-        return positions.get(value)
-    except TypeError:  # a list or map: looked up by its structure
+    if isinstance(value, list | dict):  # looked up by its structure (asked first: no TypeError to catch)
         return positions.get(observer.sets.key(value))
+    return positions.get(value)
 
 
 def b_any(observer: Observer, items: Any) -> bool:
