@@ -108,8 +108,7 @@ class ProjectRun:
         """The ``release`` fact (``release_facts.py``): what git tracks of the modules the rules
         would load and of their imports; nothing to say outside git or without modules (asked in
         that order: outside git, which modules would load is not worked out at all)."""
-        from .release import Release, git_top
-        from .release_facts import no_release, release_fact
+        from .release import Release, git_top, no_release
 
         given = self._given_release  # (a release given is not git's: nothing to ask again)
         if (given is not None and given[0] is None) or "IMPORT_RESOLUTION" not in self.program["lets"]:
@@ -126,6 +125,8 @@ class ProjectRun:
         release = given[0] if given is not None else Release(found[0], found[1], self.repo.root) if found else None
         if release is None:
             return no_release()
+        from .release_facts import release_fact
+
         fact = release_fact(release, self.observer, modules, resolution)
         if given is None:
             self.repo.release_asked = True

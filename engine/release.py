@@ -35,6 +35,11 @@ _NAME_MASK = 0xFFF
 _BEFORE_NAME = 40
 
 
+def no_release() -> dict[str, Any]:
+    """The ``release`` fact where there is nothing to say: outside git, or no module to load."""
+    return {"git": False, "modules": [], "imports": []}
+
+
 def git_top(folder: str) -> tuple[str, str] | None:
     """The work tree holding ``folder`` and the git folder of its index, or None outside git."""
     ceilings = {os.path.realpath(path) for path in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if path}

@@ -17,7 +17,7 @@ import posixpath
 
 from .located import LocatedStr
 from .module_imports import read_module
-from .release import Release
+from .release import Release, no_release
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 #: how many files one run reads for imports (modules and the files they import), and how large
 MAX_FILES = 500
 MAX_FILE_BYTES = 1_000_000
-
-
-def no_release() -> dict[str, Any]:
-    return {"git": False, "modules": [], "imports": []}
 
 
 def release_fact(
