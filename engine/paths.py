@@ -160,7 +160,8 @@ class Repository:
 
     def relative_answers(self) -> dict[str, str | None]:
         """Every path ``relative`` was asked about, with its answer."""
-        return {str(path): answer for path, answer in self._relative.items()}
+        asked = self._relative
+        return dict(zip(map(str, asked), asked.values(), strict=True))  # (at C speed: thousands of module paths)
 
     def inside(self, path: str) -> bool:
         return self.relative(path) is not None

@@ -178,7 +178,7 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str,
             "release_asked": repo.release_asked,
             "release": repo.release_signature,
             "answers": {
-                question: {str(path): answer for path, answer in found.items()} for question, found in answers.items()
+                question: dict(zip(map(str, found), found.values(), strict=True)) for question, found in answers.items()
             },
             "result": plain(result),
         }
