@@ -700,29 +700,64 @@ def _is_string_literal(*nodes: Node) -> bool:
     return any(node["t"] == "value" and isinstance(node["value"], str) for node in nodes)
 
 
+#: the built-ins that build a list or map as long as the one they are given
+_BUILDING = frozenset({"keys", "values", "sorted", "unique", "flatten", "group_by", "index_by"})
+#: what a condition is made of (``_costly_functions``)
+_CONDITION_KINDS = frozenset({"and", "or", "not", "compare", "in", "name", "value", "attr", "list", "call"})
+
+
 def _costly_functions(fns: dict[str, Node]) -> set[str]:
-    """The functions worth remembering: those whose body builds a list (a comprehension, a set
-    operation) or looks at the repository, directly or through a function it calls. (The checker
-    has ruled out cycles.)"""
+    """The functions worth remembering: those whose body builds a list or map (a comprehension,
+    a set operation, a built-in such as ``index_by``) or looks at the repository, and those that
+    call such a function, directly or through another (the checker has ruled out cycles).
+
+    But not a condition on its one parameter over what such functions give for it as it is
+    (``module_ok(t) = is_module(t) and module_problem(t) == null``): those functions find their
+    answers under the same key, so a memo of its own only adds a look-up before theirs; it is
+    written out where it is called, when small (``inlined``). The rules ask such conditions of
+    every tool of a large manifest. (A function of several parameters stays remembered: its
+    memo's key is a pair either way, and measured, leaving it out gained nothing.)"""
     verdicts: dict[str, bool] = {}
 
-    def costly(node: Any) -> bool:
+    def builds(node: Any) -> bool:
         if isinstance(node, list):
-            return any(costly(item) for item in node)
+            return any(builds(item) for item in node)
         if not isinstance(node, dict):
             return False
         kind = node.get("t")
-        if kind in ("comp", "binop"):  # builds a list (or a string): worth remembering
+        if kind in ("comp", "binop"):  # builds a list (or a string)
             return True
-        if kind == "call":
+        if kind == "call" and node["fn"] not in fns:
             name = node["fn"]
-            if name in fns:
-                if name not in verdicts:
-                    verdicts[name] = costly(fns[name]["body"])
-                if verdicts[name]:
-                    return True
-            elif BUILTINS[name][3] == "observer":
+            if BUILTINS[name][3] == "observer" or name in _BUILDING:
                 return True
-        return any(costly(value) for key, value in node.items() if key not in ("t", "pos"))
+        return any(builds(value) for key, value in node.items() if key not in ("t", "pos"))
 
-    return {name for name in fns if costly(fns[name]["body"])}
+    def calls_costly(node: Any) -> bool:
+        if isinstance(node, list):
+            return any(calls_costly(item) for item in node)
+        if not isinstance(node, dict):
+            return False
+        if node.get("t") == "call" and node["fn"] in fns and is_costly(node["fn"]):
+            return True
+        return any(calls_costly(value) for key, value in node.items() if key not in ("t", "pos"))
+
+    def condition_on(node: Node, param: str) -> bool:
+        """Whether ``node`` only tests and compares, calling the costly functions with ``param``."""
+        if node["t"] not in _CONDITION_KINDS:
+            return False
+        if node["t"] == "call" and node["fn"] in fns and is_costly(node["fn"]):
+            return all(arg["t"] == "name" and arg["name"] == param for arg in node["args"])
+        children = [value for key, value in node.items() if key not in ("t", "pos") and isinstance(value, dict | list)]
+        items = [item for child in children for item in (child if isinstance(child, list) else [child])]
+        return all(condition_on(item, param) for item in items)
+
+    def is_costly(name: str) -> bool:
+        if name not in verdicts:
+            body, params = fns[name]["body"], fns[name]["params"]
+            verdicts[name] = builds(body) or (
+                calls_costly(body) and not (len(params) == 1 and condition_on(body, params[0]))
+            )
+        return verdicts[name]
+
+    return {name for name in fns if is_costly(name)}
