@@ -159,9 +159,9 @@ class Repository:
         return found
 
     def relative_answers(self) -> dict[str, str | None]:
-        """Every path ``relative`` was asked about, with its answer."""
-        asked = self._relative
-        return dict(zip(map(str, asked), asked.values(), strict=True))  # (at C speed: thousands of module paths)
+        """Every path ``relative`` was asked about (as it was asked: a located string is one),
+        with its answer."""
+        return dict(self._relative)
 
     def inside(self, path: str) -> bool:
         return self.relative(path) is not None

@@ -144,8 +144,16 @@ _LOCATED_STRINGS = frozenset({str, LocatedStr})
 def plain(value: Any) -> Any:
     """``value`` made of the built-in types only (a located string becomes a string): what
     ``marshal`` writes. A value of another type raises ``ValueError``: no record is made.
+
     What a resolved tool set is made of is made at C speed, or written out here: records of
-    plain values and located strings, lists of strings (its views, ``_strings``)."""
+    plain values (kept as they are) and of located strings, lists of strings (its views). A
+    text is made plain once, however many views name it (``_strings``): the record is built of
+    a few thousand new strings, not a hundred thousand, and ``marshal`` writes each once."""
+    return _plain(value, {})
+
+
+def _plain(value: Any, texts: dict[str, str]) -> Any:
+    """``plain``; ``texts``: each text made plain so far, by its text."""
     kind = value.__class__
     if kind in _PLAIN:
         return value
@@ -155,15 +163,22 @@ def plain(value: Any) -> Any:
         # a session tool's record: plain values and located strings, each made here, not by a call
         simple, located = _PLAIN, LocatedStr
         return {
-            (key if key.__class__ is str else plain(key)): (
-                item if item.__class__ in simple else str(item) if item.__class__ is located else plain(item)
+            (key if key.__class__ is str else _plain(key, texts)): (
+                item
+                if item.__class__ in simple
+                else (texts.get(item) or texts.setdefault(item, str(item)))
+                if item.__class__ is located
+                else _plain(item, texts)
             )
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
         if (kind is list or kind is tuple) and _PLAIN.issuperset(map(type, value)):
             return value
-        items = _strings(value) if _LOCATED_STRINGS.issuperset(map(type, value)) else list(map(plain, value))
+        if _LOCATED_STRINGS.issuperset(map(type, value)):
+            items = _strings(value, texts)
+        else:
+            items = [_plain(item, texts) for item in value]
         return items if isinstance(value, list) else tuple(items)
     for base in (str, bool, int, float):
         if isinstance(value, base):
@@ -171,13 +186,24 @@ def plain(value: Any) -> Any:
     raise ValueError(f"no plain value: {kind.__name__}")
 
 
-def _strings(items: list[str] | tuple[str, ...]) -> list[str]:
-    """Strings, located ones among them, as plain ones: joined and split again, twice as fast as
-    a ``str`` each (a text that holds the separator itself is made the slow way)."""
-    joined = "\0".join(items)
-    if not items or joined.count("\0") != len(items) - 1:
-        return list(map(str, items))
-    return joined.split("\0")
+def _strings(items: list[str] | tuple[str, ...], texts: dict[str, str]) -> list[str]:
+    """Strings, located ones among them, as the plain strings of ``texts`` (added to it the first
+    time a text is seen): looked up at C speed."""
+    try:
+        return list(map(texts.__getitem__, items))
+    except KeyError:
+        for item in items:
+            if item not in texts:
+                texts[item] = str(item)
+        return list(map(texts.__getitem__, items))
+
+
+def _by_path(answers: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+    """``answers`` by plain paths (``_strings``; the answers are plain already)."""
+    paths = list(answers)
+    if not _LOCATED_STRINGS.issuperset(map(type, paths)):
+        raise ValueError("a path that is not a string")
+    return dict(zip(_strings(paths, texts), answers.values(), strict=True))
 
 
 def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str, Any]], result: Any) -> None:
@@ -185,19 +211,18 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str,
     questions the rules asked of ``repo`` — question → path → answer)."""
     if made_by is None or any(question not in QUESTIONS for question in answers):
         return  # a question this cache cannot ask again: no record rather than a wrong one
+    texts: dict[str, str] = {}  # (each question is asked of the same paths: each made plain once)
     try:
         record = {
             "made_by": made_by,
             "root": repo.root,
             "read_limit": repo.read_limit,
             "reads": dict(repo.reads),
-            "relative": repo.relative_answers(),
+            "relative": _by_path(repo.relative_answers(), texts),
             "release_asked": repo.release_asked,
             "release": repo.release_signature,
-            "answers": {
-                question: dict(zip(map(str, found), found.values(), strict=True)) for question, found in answers.items()
-            },
-            "result": plain(result),
+            "answers": {question: _by_path(found, texts) for question, found in answers.items()},
+            "result": _plain(result, texts),
         }
     except ValueError:
         return  # a value marshal does not take: no record
