@@ -300,7 +300,7 @@ class Evaluation:
             return self._memoize_carried(name, function, memo, by_id)
         plain, containers = _PLAIN_KEYS, _CONTAINERS
         arity = function.__code__.co_argcount
-        if arity == 1 and not self.incremental:
+        if arity in (1, 2) and not self.incremental:
             return self._memoize_lean(function, memo, by_id)
 
         # One- and two-parameter functions (most of them) get a key without building an
@@ -339,13 +339,28 @@ class Evaluation:
         return remembered1 if arity == 1 else remembered2 if arity == 2 else remembered
 
     def _memoize_lean(
-        self, function: Callable[[Any], Any], memo: dict[Any, Any], by_id: dict[int, Any]
-    ) -> Callable[[Any], Any]:
-        """``memoize`` of a one-parameter function in an evaluation that no later one carries
-        from: a call's result is kept alone, not beside its argument — the argument is kept alive
-        (so that an id used as a key stays its) in one list for the whole evaluation. A large
-        manifest makes some ten thousand such calls, each a tuple less."""
+        self, function: Callable[..., Any], memo: dict[Any, Any], by_id: dict[int, Any]
+    ) -> Callable[..., Any]:
+        """``memoize`` of a function of one or two parameters in an evaluation that no later one
+        carries from: a call's result is kept alone, not beside its arguments — they are kept
+        alive (so that an id used as a key stays theirs) in one list for the whole evaluation. A
+        large manifest makes some ten thousand such calls, each a tuple or two less."""
         plain, containers, alive, missing = _PLAIN_KEYS, _CONTAINERS, self._alive, _MISSING
+        if function.__code__.co_argcount == 2:
+
+            def remembered2(a: Any, b: Any) -> Any:
+                kind = a.__class__
+                first = a if kind in plain else ("id", id(a)) if kind in containers else _identity(a)
+                kind = b.__class__
+                key = (first, b if kind in plain else ("id", id(b)) if kind in containers else _identity(b))
+                found = memo.get(key, missing)
+                if found is missing:
+                    found = memo[key] = function(a, b)
+                    alive.append(a)
+                    alive.append(b)
+                return found
+
+            return remembered2
 
         def remembered1(a: Any) -> Any:
             cls = a.__class__
