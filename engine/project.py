@@ -122,15 +122,15 @@ class ProjectRun:
         resolution = self.output("IMPORT_RESOLUTION")
         if not modules or resolution is None:
             return no_release()
-        release = given[0] if given is not None else Release(found[0], found[1], self.repo.root) if found else None
-        if release is None:
-            return no_release()
         from .release_facts import release_fact
 
+        if given is not None:
+            return release_fact(given[0], self.observer, modules, resolution)
+        assert found is not None  # (outside git returned above)
+        release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
         fact = release_fact(release, self.observer, modules, resolution)
-        if given is None:
-            self.repo.release_asked = True
-            self.repo.release_signature = release.signature()
+        self.repo.release_asked = True
+        self.repo.release_signature = release.signature()
         return fact
 
     def set_release(self, release: Release | None) -> None:
