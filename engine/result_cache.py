@@ -135,25 +135,21 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
         return None  # a broken or foreign record: a miss
 
 
-#: the types ``marshal`` writes as they are, and those of the values of the same kind that
-#: ``plain`` turns into them (a located string, number or boolean)
+#: the types ``marshal`` writes as they are
 _PLAIN = frozenset({str, int, bool, float, type(None)})
+#: the types of a list of strings, located ones among them (``_strings``)
 _LOCATED_STRINGS = frozenset({str, LocatedStr})
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any, texts: dict[str, str]) -> Any:
     """``value`` made of the built-in types only (a located string becomes a string): what
     ``marshal`` writes. A value of another type raises ``ValueError``: no record is made.
 
     What a resolved tool set is made of is made at C speed, or written out here: records of
-    plain values (kept as they are) and of located strings, lists of strings (its views). A
-    text is made plain once, however many views name it (``_strings``): the record is built of
-    a few thousand new strings, not a hundred thousand, and ``marshal`` writes each once."""
-    return _plain(value, {})
-
-
-def _plain(value: Any, texts: dict[str, str]) -> Any:
-    """``plain``; ``texts``: each text made plain so far, by its text."""
+    plain values (kept as they are) and of located strings, lists of strings (its views).
+    ``texts``: each text made plain so far, by its text — a text is made plain once, however
+    many views name it (``_strings``), so the record is built of a few thousand new strings,
+    not a hundred thousand, and ``marshal`` writes each once."""
     kind = value.__class__
     if kind in _PLAIN:
         return value
@@ -163,12 +159,12 @@ def _plain(value: Any, texts: dict[str, str]) -> Any:
         # a session tool's record: plain values and located strings, each made here, not by a call
         simple, located = _PLAIN, LocatedStr
         return {
-            (key if key.__class__ is str else _plain(key, texts)): (
+            (key if key.__class__ is str else plain(key, texts)): (
                 item
                 if item.__class__ in simple
                 else (texts.get(item) or texts.setdefault(item, str(item)))
                 if item.__class__ is located
-                else _plain(item, texts)
+                else plain(item, texts)
             )
             for key, item in value.items()
         }
@@ -178,7 +174,7 @@ def _plain(value: Any, texts: dict[str, str]) -> Any:
         if _LOCATED_STRINGS.issuperset(map(type, value)):
             items = _strings(value, texts)
         else:
-            items = [_plain(item, texts) for item in value]
+            items = [plain(item, texts) for item in value]
         return items if isinstance(value, list) else tuple(items)
     for base in (str, bool, int, float):
         if isinstance(value, base):
@@ -222,7 +218,7 @@ def store(key: str, made_by: Any, repo: Repository, answers: dict[str, dict[str,
             "release_asked": repo.release_asked,
             "release": repo.release_signature,
             "answers": {question: _by_path(found, texts) for question, found in answers.items()},
-            "result": _plain(result, texts),
+            "result": plain(result, texts),
         }
     except ValueError:
         return  # a value marshal does not take: no record
