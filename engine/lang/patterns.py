@@ -191,9 +191,7 @@ def needed_texts(pattern: str) -> list[str]:
                 i += 2 if pattern[i] == "\\" else 1
             i += 1
         elif char == "{":
-            while i < end and pattern[i] != "}":
-                i += 1
-            i += 1
+            i = _after_count(pattern, i)
         elif char == "(":
             if pattern[i : i + 1] == "?":
                 if pattern[i : i + 3] == "?P<" and ">" in pattern[i:]:
@@ -216,6 +214,16 @@ def needed_texts(pattern: str) -> list[str]:
     if run:
         runs.append(run)
     return runs
+
+
+def _after_count(pattern: str, start: int) -> int:
+    """Where a repetition count ``{n}``, ``{n,}`` or ``{n,m}`` whose ``{`` stands before
+    ``start`` ends; ``start`` itself when there is none (RE2 then reads that ``{`` as itself)."""
+    close = pattern.find("}", start)
+    low, _, high = pattern[start:close].partition(",")
+    if close >= 0 and low.isascii() and low.isdigit() and (high == "" or (high.isascii() and high.isdigit())):
+        return close + 1
+    return start
 
 
 #: what RE2 reads as other than the character itself, outside a class (``needed_texts``)
