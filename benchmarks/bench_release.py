@@ -1,12 +1,16 @@
 """What the release view costs a run: reading git's index and answering for each module.
 
-    .venv/bin/python benchmarks/bench_release.py [--runs 20] [--files 20000]
+    .venv/bin/python benchmarks/bench_release.py [--runs 20] [--files 20000] [--libraries PYTHON]
 
 Two repositories, each made with `git init` and `git add`: a copy of the starter, and one of
 ``--files`` tracked files whose manifest declares ten modules. For each, the median of the runs
 of ``Release.of`` plus the ``release`` fact (``engine/release_facts.py``) in this process, as a
 run of `validate` computes it; beside it, for comparison, `git ls-files -z` (a process, the
 other way to ask the index) and a full parse of the index in Python.
+
+With ``--libraries PYTHON`` (a Python where pygit2 and dulwich are installed: they are no
+dependency of beeuni) the two maintained libraries are timed too, each in a new process per run
+from its import to its answers for the modules, as a run of `validate` would pay for them.
 """
 
 from __future__ import annotations
@@ -72,15 +76,42 @@ def full_parse(index: Path) -> int:
     return len(paths)
 
 
+#: in a new process: a library's import, its reading of the index and its answers, in ms
+_LIBRARY_RUN = """
+import sys, time
+start = time.perf_counter()
+library, index, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+if library == "pygit2":
+    import pygit2
+    tracked = pygit2.Index(index)
+    answers = [path in tracked for path in paths]
+else:
+    from dulwich.index import Index
+    tracked = Index(index)
+    answers = [path.encode() in tracked for path in paths]
+assert all(answers)
+print((time.perf_counter() - start) * 1000)
+"""
+
+
+def library_ms(python: str, library: str, folder: Path, modules: list[dict[str, str]], runs: int) -> float:
+    command = [python, "-c", _LIBRARY_RUN, library, str(folder / ".git" / "index"), *(m["module"] for m in modules)]
+    times = [float(subprocess.run(command, capture_output=True, check=True, text=True).stdout) for _ in range(runs)]
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--files", type=int, default=20000)
+    parser.add_argument("--libraries", metavar="PYTHON", help="a Python with pygit2 and dulwich, to time them too")
     options = parser.parse_args()
     resolution = rules_only().output("IMPORT_RESOLUTION")
     base = Path(tempfile.mkdtemp(prefix="beeuni-bench-release-"))
     try:
-        print(f"{'repository':<32} {'release view':>13} {'git ls-files':>13} {'full parse':>11}   (median ms)")
+        libraries = ("pygit2", "dulwich") if options.libraries else ()
+        heads = "".join(f" {name:>13}" for name in libraries)
+        print(f"{'repository':<32} {'release view':>13} {'git ls-files':>13} {'full parse':>11}{heads}   (median ms)")
         for label, (folder, modules) in (
             ("examples/starter", starter(base)),
             (f"{options.files} tracked files", large(base, options.files)),
@@ -96,7 +127,10 @@ def main() -> None:
             ours = median_ms(view, options.runs)
             theirs = median_ms(listed, options.runs)
             parsed = median_ms(lambda folder=folder: full_parse(folder / ".git" / "index"), options.runs)
-            print(f"{label:<32} {ours:13.2f} {theirs:13.2f} {parsed:11.2f}")
+            timed = "".join(
+                f" {library_ms(options.libraries, name, folder, modules, options.runs):13.2f}" for name in libraries
+            )
+            print(f"{label:<32} {ours:13.2f} {theirs:13.2f} {parsed:11.2f}{timed}")
     finally:
         shutil.rmtree(base)
 
