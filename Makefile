@@ -41,8 +41,10 @@ lint: setup
 	$(BIN)/ruff format --check .
 	cd $(VENV) && $(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p beeuni
 
+# The suite runs on every core (up to four): its slow tests are real opencode, Bun and git
+# processes, each test in its own folders.
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --maxprocesses 4
 
 golden: setup
 	BEEUNI_UPDATE_GOLDEN=1 $(BIN)/pytest -q tests/test_golden.py tests/test_rule_tests.py tests/test_eject.py tests/test_fix.py
