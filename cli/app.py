@@ -6,24 +6,35 @@ Commands are thin: they parse arguments and call ``commands.py``. Every command 
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from typing import Annotated
 
 import typer
+from typer.core import MarkupMode
 
 from . import commands
 from .shared import DEFAULT_MODULE_LIMIT, beeuni_version, bun
 
+#: help and usage errors in Rich's panels on a terminal only; elsewhere Click's plain text, which
+#: depends on no terminal width, and Rich is not imported
+MARKUP: MarkupMode = "rich" if sys.stdout.isatty() else None
+
 app = typer.Typer(
     name="beeuni",
+    rich_markup_mode=MARKUP,
     help="Validate a Beeuni project's manifest and resolve the tools its sessions get.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
-rules_app = typer.Typer(help="List, explain, check and test the rules that validate a manifest.", no_args_is_help=True)
+tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True, rich_markup_mode=MARKUP)
+rules_app = typer.Typer(
+    help="List, explain, check and test the rules that validate a manifest.",
+    no_args_is_help=True,
+    rich_markup_mode=MARKUP,
+)
 app.add_typer(tools_app, name="tools")
 app.add_typer(rules_app, name="rules")
 
@@ -280,7 +291,9 @@ def daemon(
     _exit(commands.guarded(run))
 
 
-sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
+sessions_app = typer.Typer(
+    help="Run a local session on the standard harness and read its log.", no_args_is_help=True, rich_markup_mode=MARKUP
+)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -329,7 +342,9 @@ def sessions_ls(
     _exit(commands.guarded(lambda: ls(path, rules, as_json)))
 
 
-secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)
+secrets_app = typer.Typer(
+    help="Store the project's secrets (values are never printed).", no_args_is_help=True, rich_markup_mode=MARKUP
+)
 app.add_typer(secrets_app, name="secrets")
 
 
