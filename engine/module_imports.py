@@ -3,7 +3,8 @@
 
 An import is a string literal a module loader resolves: ``import … from "x"``, ``import "x"``,
 ``export … from "x"`` and ``import("x")`` with a literal argument. Each comes with its place (the
-literal's first character, 1-based line and column in characters) and the text of its statement.
+literal's first character, 1-based line and column in characters) and the text of its statement
+(without the ``;`` that ends it, so that a fix can write it before another).
 A module's ``parameters`` (the property of its default export) comes as written, so that a fix
 can print its schema. A file that mentions neither ``import`` nor ``from`` has none and is not
 parsed (parsing costs the parser's import, a few milliseconds).
@@ -74,7 +75,7 @@ def read_module(source: bytes) -> ModuleSource:
         statement = literal.parent
         while statement is not None and statement.type not in _STATEMENTS:
             statement = statement.parent
-        shown = _text(source, statement if statement is not None else literal)
+        shown = _text(source, statement if statement is not None else literal).rstrip().removesuffix(";")
         found.append(Import(text, row + 1, column, shown))
     found.sort(key=lambda item: (item.line, item.column))
     return ModuleSource(found, _parameters(source, root))

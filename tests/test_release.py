@@ -3,8 +3,10 @@ index holds, read from the index itself; the result cache keyed on it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,46 @@ def test_modules_load_in_a_copy_of_the_release(repo: Path) -> None:
     git(repo, "add", "-f", "node_modules/zod")
     tracked = run_beeuni(["validate", ".", "--modules", "--format", "concise"], cwd=project)
     assert tracked.code == 0 and "error" not in tracked.stdout, tracked.stdout
+
+
+ZOD = Path(__file__).resolve().parent.parent / "node_modules" / "zod"  # the set-up's, for opencode's plugin
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        # the design document's way of writing it
+        "import { z } from 'zod'\nexport default { description: 'x',\n"
+        "  parameters: z.toJSONSchema(z.object({ id: z.string().describe('The id') })), execute() {} }\n",
+        # a formatter's: double quotes, semicolons, the schema over several lines, an apostrophe
+        'import { z } from "zod";\n\nexport default {\n  description: "x",\n  parameters: z.toJSONSchema(\n'
+        '    z.object({\n      id: z.string().describe("The order\'s id"),\n    }),\n  ),\n  execute() {},\n};\n',
+    ],
+)
+def test_the_printed_schema_command_runs_in_a_shell(tmp_path: Path, module: str) -> None:
+    """The fix of a package the release lacks, pasted into a shell where the package resolves
+    (CI's ignored node_modules), prints the module's schema as plain JSON Schema."""
+    (tmp_path / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "a.ts").write_text(module)
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "zod").symlink_to(ZOD)
+    (tmp_path / ".gitignore").write_text("node_modules/\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
+    result = run_beeuni(["validate", ".", "--format", "json"], cwd=tmp_path)
+    [message] = [d["message"] for d in json.loads(result.stdout)["diagnostics"] if "zod" in d["message"]]
+    command = message.split("print it once with ", 1)[1].rsplit(" and paste", 1)[0]
+    bun_folder = str(Path(sys.executable).parent)  # the set-up links Bun there
+    shell = subprocess.run(
+        ["sh", "-c", command],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{bun_folder}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shell.returncode == 0, (command, shell.stderr)
+    schema = json.loads(shell.stdout)
+    assert schema["type"] == "object" and schema["required"] == ["id"], schema
+    assert schema["properties"]["id"]["description"] in ("The id", "The order's id")
