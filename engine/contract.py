@@ -82,12 +82,10 @@ RELEASE_IMPORT = {
     "module": "string",
     "file": "string",
     "specifier": "string",
-    "statement": "string",
     "relative": "bool",
     "package": "string?",
     "target": "string?",
     "state": "string?",
-    "parameters": "string?",
 }
 #: ``git``: whether a git repository holds the manifest (else the lists are empty)
 RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT]}

@@ -3,11 +3,9 @@
 
 An import is a string literal a module loader resolves: ``import … from "x"``, ``import "x"``,
 ``export … from "x"`` and ``import("x")`` with a literal argument. Each comes with its place (the
-literal's first character, 1-based line and column in characters) and the text of its statement
-(without the ``;`` that ends it, so that a fix can write it before another).
-A module's ``parameters`` (the property of its default export) comes as written, so that a fix
-can print its schema. A file that mentions neither ``import`` nor ``from`` has none and is not
-parsed (parsing costs the parser's import, a few milliseconds).
+literal's first character, 1-based line and column in characters). A file that mentions neither
+``import`` nor ``from`` has none and is not parsed (parsing costs the parser's import, a few
+milliseconds).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser, Query
+    from tree_sitter import Parser, Query
 
 _QUERY = """
 (import_statement source: (string) @source)
@@ -24,26 +22,13 @@ _QUERY = """
 """
 
 
-#: what holds an import's literal: its text is shown in a fix
-_STATEMENTS = ("import_statement", "export_statement", "call_expression")
-
-
 class Import:
-    __slots__ = ("column", "line", "specifier", "statement")
+    __slots__ = ("column", "line", "specifier")
 
-    def __init__(self, specifier: str, line: int, column: int, statement: str) -> None:
+    def __init__(self, specifier: str, line: int, column: int) -> None:
         self.specifier = specifier
         self.line = line
         self.column = column
-        self.statement = statement
-
-
-class ModuleSource:
-    __slots__ = ("imports", "parameters")
-
-    def __init__(self, imports: list[Import], parameters: str | None) -> None:
-        self.imports = imports
-        self.parameters = parameters
 
 
 _PARSER: list[tuple[Parser, Query]] = []  # made once, on first use
@@ -59,9 +44,10 @@ def _parser() -> tuple[Parser, Query]:
     return _PARSER[0]
 
 
-def read_module(source: bytes) -> ModuleSource:
+def read_module(source: bytes) -> list[Import]:
+    """The imports of a module's source, in the order they stand."""
     if b"import" not in source and b"from" not in source:
-        return ModuleSource([], None)
+        return []
     from tree_sitter import QueryCursor
 
     parser, query = _parser()
@@ -72,30 +58,6 @@ def read_module(source: bytes) -> ModuleSource:
         row, byte_column = literal.start_point
         line_start = literal.start_byte - byte_column
         column = len(source[line_start : literal.start_byte].decode("utf-8", "replace")) + 2  # inside the quote
-        statement = literal.parent
-        while statement is not None and statement.type not in _STATEMENTS:
-            statement = statement.parent
-        shown = _text(source, statement if statement is not None else literal).rstrip().removesuffix(";")
-        found.append(Import(text, row + 1, column, shown))
+        found.append(Import(text, row + 1, column))
     found.sort(key=lambda item: (item.line, item.column))
-    return ModuleSource(found, _parameters(source, root))
-
-
-def _parameters(source: bytes, root: Node) -> str | None:
-    """The text of ``parameters`` in ``export default { … }``, if it is written there."""
-    for statement in root.children:
-        if statement.type != "export_statement" or not any(child.type == "default" for child in statement.children):
-            continue
-        value = statement.child_by_field_name("value") or statement.named_children[-1]
-        if value is None or value.type != "object":
-            return None
-        for pair in value.named_children:
-            key = pair.child_by_field_name("key")
-            if pair.type == "pair" and key is not None and _text(source, key).strip("'\"") == "parameters":
-                found = pair.child_by_field_name("value")
-                return None if found is None else _text(source, found)
-    return None
-
-
-def _text(source: bytes, node: Node) -> str:
-    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    return found

@@ -42,10 +42,8 @@ def release_fact(
     imports: list[dict[str, Any]] = []
     for entry in modules:
         path = str(entry["module"])
-        source = reader.source(path)
-        parameters = source.parameters if source is not None else None
         found_modules.append({"name": str(entry["name"]), "module": path, "state": release.state(path)})
-        imports.extend(reader.imports_of(str(entry["name"]), path, parameters))
+        imports.extend(reader.imports_of(str(entry["name"]), path))
     return {"git": True, "modules": found_modules, "imports": imports}
 
 
@@ -79,7 +77,7 @@ class _Reader:
             answer = known[path] = self.repo.is_file(path)
         return bool(answer)
 
-    def imports_of(self, name: str, module: str, parameters: str | None) -> list[dict[str, Any]]:
+    def imports_of(self, name: str, module: str) -> list[dict[str, Any]]:
         found = []
         queue, seen = [module], {module}
         while queue:
@@ -90,19 +88,17 @@ class _Reader:
             source = self.source(file)
             if source is None:
                 continue
-            for item in source.imports:
+            for item in source:
                 relative = item.specifier.startswith(("./", "../")) or item.specifier in (".", "..")
                 entry: dict[str, Any] = {
                     "name": name,
                     "module": module,
                     "file": file,
                     "specifier": LocatedStr(item.specifier, (file, item.line, item.column)),
-                    "statement": item.statement,
                     "relative": relative,
                     "package": None if relative else _package_name(item.specifier),
                     "target": None,
                     "state": None,
-                    "parameters": parameters,
                 }
                 if relative:
                     target = self._resolve_file(posixpath.join(posixpath.dirname(file), item.specifier))

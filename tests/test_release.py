@@ -141,11 +141,17 @@ ZOD = Path(__file__).resolve().parent.parent / "node_modules" / "zod"  # the set
         # a formatter's: double quotes, semicolons, the schema over several lines, an apostrophe
         'import { z } from "zod";\n\nexport default {\n  description: "x",\n  parameters: z.toJSONSchema(\n'
         '    z.object({\n      id: z.string().describe("The order\'s id"),\n    }),\n  ),\n  execute() {},\n};\n',
+        # line comments, statements without semicolons and Windows line endings
+        "import {\r\n  z, // schemas\r\n} from 'zod'\r\nexport default {\r\n  description: 'x',\r\n"
+        "  parameters: z.toJSONSchema(z.object({\r\n    // the id\r\n    id: z.string()"
+        ".refine((v) => {\r\n      const n = v.length\r\n      return n > 0\r\n    }).describe('The id'),\r\n  })),\r\n"
+        "  execute() {},\r\n}\r\n",
     ],
 )
 def test_the_printed_schema_command_runs_in_a_shell(tmp_path: Path, module: str) -> None:
-    """The fix of a package the release lacks, pasted into a shell where the package resolves
-    (CI's ignored node_modules), prints the module's schema as plain JSON Schema."""
+    """The fix of a package the release lacks, pasted into a shell in the manifest's folder where
+    the package resolves (CI's ignored node_modules), prints the module's schema as plain JSON
+    Schema, however the module is written."""
     (tmp_path / "beeuni.yaml").write_text("tools:\n  web_search: beeuni:web_search\n  a: tools/a.ts\n")
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "a.ts").write_text(module)
@@ -156,7 +162,7 @@ def test_the_printed_schema_command_runs_in_a_shell(tmp_path: Path, module: str)
     git(tmp_path, "add", ".")
     result = run_beeuni(["validate", ".", "--format", "json"], cwd=tmp_path)
     [message] = [d["message"] for d in json.loads(result.stdout)["diagnostics"] if "zod" in d["message"]]
-    command = message.split("print it once with ", 1)[1].rsplit(" and paste", 1)[0]
+    command = message.split("folder, with ", 1)[1].rsplit(" and paste", 1)[0]
     bun_folder = str(Path(sys.executable).parent)  # the set-up links Bun there
     shell = subprocess.run(
         ["sh", "-c", command],

@@ -1,4 +1,4 @@
-// expect: release/package-not-in-release console.log(JSON.stringify(z.toJSONSchema(z.object({ id: z.string() })), null, 2))
+// expect: release/package-not-in-release bun -e "import tool from './tools/zodded.ts'; console.log(JSON.stringify(tool.parameters, null, 2))"
 import { z } from 'zod'
 
 export default {
