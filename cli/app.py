@@ -17,7 +17,8 @@ from . import commands
 from .shared import DEFAULT_MODULE_LIMIT, beeuni_version, bun
 
 #: help and usage errors in Rich's panels on a terminal only; elsewhere Click's plain text, which
-#: depends on no terminal width, and Rich is not imported
+#: depends on no terminal width, and Rich is not imported (the groups added below follow the
+#: application's mode: Typer builds them with it)
 MARKUP: MarkupMode = "rich" if sys.stdout.isatty() else None
 
 app = typer.Typer(
@@ -29,12 +30,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True, rich_markup_mode=MARKUP)
-rules_app = typer.Typer(
-    help="List, explain, check and test the rules that validate a manifest.",
-    no_args_is_help=True,
-    rich_markup_mode=MARKUP,
-)
+tools_app = typer.Typer(help="Show and change the tools a session gets.", no_args_is_help=True)
+rules_app = typer.Typer(help="List, explain, check and test the rules that validate a manifest.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.add_typer(rules_app, name="rules")
 
@@ -291,9 +288,7 @@ def daemon(
     _exit(commands.guarded(run))
 
 
-sessions_app = typer.Typer(
-    help="Run a local session on the standard harness and read its log.", no_args_is_help=True, rich_markup_mode=MARKUP
-)
+sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -342,9 +337,7 @@ def sessions_ls(
     _exit(commands.guarded(lambda: ls(path, rules, as_json)))
 
 
-secrets_app = typer.Typer(
-    help="Store the project's secrets (values are never printed).", no_args_is_help=True, rich_markup_mode=MARKUP
-)
+secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)
 app.add_typer(secrets_app, name="secrets")
 
 
