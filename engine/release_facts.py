@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 
 from .located import LocatedStr
-from .module_imports import read_module
+from .module_imports import Import, read_module
 from .release import Release, no_release
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -55,19 +55,20 @@ class _Reader:
         self.observer = observer
         self.repo = observer.repo
         self.read_count = 0
-        self._sources: dict[str, Any] = {}
+        self._imports: dict[str, list[Import] | None] = {}  # by file; None: not read
         self._listed: set[str] = set()  # files whose imports are listed (once, for the first module)
 
-    def source(self, path: str) -> Any:
-        if path in self._sources:
-            return self._sources[path]
+    def imports_in(self, path: str) -> list[Import] | None:
+        """The imports of the file ``path``, read once; None past the run's bounds."""
+        if path in self._imports:
+            return self._imports[path]
         found = None
         if self.read_count < MAX_FILES:
             self.read_count += 1
             data = self.repo.read(path, MAX_FILE_BYTES)
             if isinstance(data, bytes) and len(data) <= MAX_FILE_BYTES:
                 found = read_module(data)
-        self._sources[path] = found
+        self._imports[path] = found
         return found
 
     def is_file(self, path: str) -> bool:
@@ -85,10 +86,10 @@ class _Reader:
             if file != module and file in self._listed:
                 continue
             self._listed.add(file)
-            source = self.source(file)
-            if source is None:
+            imports = self.imports_in(file)
+            if imports is None:
                 continue
-            for item in source:
+            for item in imports:
                 relative = item.specifier.startswith(("./", "../")) or item.specifier in (".", "..")
                 entry: dict[str, Any] = {
                     "name": name,
