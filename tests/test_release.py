@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from beeuni.engine.release import IGNORED, TRACKED, UNTRACKED, Release
-from conftest import run_beeuni
+from conftest import ROOT, run_beeuni
 
 MODULE = "export default { description: 'x', parameters: { type: 'object', properties: {} }, execute() {} }\n"
 
@@ -129,7 +129,7 @@ def test_modules_load_in_a_copy_of_the_release(repo: Path) -> None:
     assert tracked.code == 0 and "error" not in tracked.stdout, tracked.stdout
 
 
-ZOD = Path(__file__).resolve().parent.parent / "node_modules" / "zod"  # the set-up's, for opencode's plugin
+ZOD = ROOT / "node_modules" / "zod"  # the set-up's, for opencode's plugin
 
 
 @pytest.mark.parametrize(
