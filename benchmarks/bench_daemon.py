@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_daemon.py [--calls 2000] [--clients 32]
 
-1. Process start to ready (the connection file written, the first call answered) with the five
+1. Process start to ready (the connection handed to its starter, the first call answered) with the five
    Beeuni tools and 20 project tools.
 2. Per-call overhead: the same trivial tool called through the daemon (HTTP, one keep-alive
    client) and directly in one Bun process; p50 and p99 of each, and their difference.
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from beeuni.daemon.handoff import HandOff
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -79,16 +80,19 @@ console.log(JSON.stringify({ latencies, throughput: done / ((performance.now() -
 
 def start_daemon(project: Path, state: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     """``beeuni daemon`` for ``project`` (the experimental harness), its state in ``state``; the
-    process and its connection file, once written."""
+    process and the connection it hands its starter, once it serves."""
     env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1"}
+    hand_off = HandOff()
     command = [str(BIN / "beeuni"), "daemon", str(project), "--harness", "experimental"]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not list(state.glob("projects/*/daemon.json")):
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the daemon did not start (exit status {process.poll()})")
-        time.sleep(0.002)
-    return process, json.loads(next(state.glob("projects/*/daemon.json")).read_text())
+    command += ["--connection-fd", str(hand_off.fd)]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(hand_off.fd,)
+    )
+    hand_off.started()
+    connection = hand_off.receive(120)
+    if not connection:
+        raise SystemExit(f"the daemon did not start (exit status {process.wait()})")
+    return process, json.loads(connection)
 
 
 def project(folder: Path) -> None:

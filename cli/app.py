@@ -246,6 +246,14 @@ def daemon(
     opencode_dir: Annotated[
         str | None, typer.Option("--opencode-dir", help="opencode's config folder (default: <repo>/.opencode).")
     ] = None,
+    connection_fd: Annotated[
+        int | None,
+        typer.Option(
+            "--connection-fd",
+            metavar="N",
+            help="An inherited socket: the daemon writes its URL and token to it, once serving, and closes it.",
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds a tool call may run.")] = 300.0,
     max_body: Annotated[
         int, typer.Option("--max-body", metavar="BYTES", min=1, help="Largest arguments of a call (413 beyond).")
@@ -262,7 +270,10 @@ def daemon(
     ] = 64 * 1024 * 1024,
     require_confinement: Annotated[
         bool,
-        typer.Option("--require-confinement", help="Refuse to start when tool modules cannot be confined (Landlock)."),
+        typer.Option(
+            "--require-confinement",
+            help="Refuse to start when tool modules cannot be confined (Landlock) or the token guarded (Yama).",
+        ),
     ] = False,
     rules: RulesOption = None,
 ) -> None:
@@ -278,6 +289,7 @@ def daemon(
             agent,
             port,
             opencode_dir,
+            connection_fd,
             timeout,
             max_body,
             spill_dir,

@@ -32,10 +32,17 @@ def _die_with_parent() -> None:
 
 
 def start_group(
-    command: list[str], *, cwd: str, env: dict[str, str], log: IO[bytes], stdout: int | IO[bytes] | None = None
+    command: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    log: IO[bytes],
+    stdout: int | IO[bytes] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """Start ``command`` as the leader of a new process group; its standard error goes to
-    ``log`` (and its standard output too, unless ``stdout`` says otherwise)."""
+    ``log`` (and its standard output too, unless ``stdout`` says otherwise); of the other
+    descriptors it inherits ``pass_fds`` alone."""
     return subprocess.Popen(
         command,
         cwd=cwd,
@@ -45,6 +52,7 @@ def start_group(
         stderr=log,
         start_new_session=True,
         preexec_fn=_die_with_parent,
+        pass_fds=pass_fds,
     )
 
 

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-from ..daemon.secrets import project_dir
+from ..daemon.handoff import VARIABLE, HandOff
 from .opencode_server import OpencodeError, OpencodeServer
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
 from .session_store import LOG_NAMES, SessionStore
 from .session_texts import SessionTexts
 
-#: seconds the daemon may take to write its connection file (a failure, not a wait)
+#: seconds the daemon may take to hand over its connection (a failure, not a wait)
 DAEMON_START_LIMIT = 120.0
 #: how much of a log a start failure quotes
 LOG_TAIL = 4000
@@ -128,47 +128,59 @@ def _start(
     logs: dict[str, IO[bytes]],
     pending: str,
 ) -> OpencodeServer:
-    """The daemon and opencode's server, started side by side: opencode reads the daemon's
-    connection file (through the plugin) only when it first loads the project's configuration,
-    at the first request that names the project — after both are ready."""
+    """The daemon and opencode's server, started side by side. The daemon hands its connection
+    to this runner on a socket, and the runner hands it on to opencode on another, which the
+    plugin reads when opencode first loads the project's configuration — at the first request
+    that names the project, after both are ready (``daemon/handoff.py``)."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
-    command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
-    command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
-    command += ["--spill-dir", store.outputs_dir]  # the log names these files after the session's end
-    if request.rules is not None:
-        command += ["--rules", request.rules]
-    daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"])
-    started.append(daemon)
-    server = OpencodeServer.new()
-    opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
-    if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
-        # the session agent, with opencode's defaults, where opencode's configuration has none
-        opencode_env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {request.agent: {}}})
-    opencode = start_group(
-        server.command(request.opencode), cwd=request.repo_root, env=opencode_env, log=logs["opencode"]
-    )
-    started.append(opencode)
-    _wait_for_daemon(request.repo_root, daemon, texts, store.log_path("daemon", pending))
+    env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
+    to_daemon, to_opencode = HandOff(), HandOff()
+    try:
+        command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
+        command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
+        command += ["--spill-dir", store.outputs_dir]  # the log names these files after the session's end
+        command += ["--connection-fd", str(to_daemon.fd)]
+        if request.rules is not None:
+            command += ["--rules", request.rules]
+        daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"], pass_fds=(to_daemon.fd,))
+        started.append(daemon)
+        to_daemon.started()
+        server = OpencodeServer.new()
+        opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
+        opencode_env[VARIABLE] = str(to_opencode.fd)
+        if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
+            # the session agent, with opencode's defaults, where opencode's configuration has none
+            opencode_env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {request.agent: {}}})
+        opencode = start_group(
+            server.command(request.opencode),
+            cwd=request.repo_root,
+            env=opencode_env,
+            log=logs["opencode"],
+            pass_fds=(to_opencode.fd,),
+        )
+        started.append(opencode)
+        to_opencode.started()
+        to_opencode.send(_daemon_connection(to_daemon, daemon, texts, store.log_path("daemon", pending)))
+    finally:
+        to_daemon.close()
+        to_opencode.close()
     server.wait_ready(lambda: opencode.poll() is None)
     return server
 
 
-def _wait_for_daemon(repo_root: str, daemon: subprocess.Popen[bytes], texts: SessionTexts, log: str) -> None:
-    """Until the daemon has written its connection file (the one with its own pid)."""
-    connection_file = os.path.join(project_dir(repo_root), "daemon.json")
-    deadline = time.monotonic() + DAEMON_START_LIMIT
-    while time.monotonic() < deadline:
-        try:
-            with open(connection_file, encoding="utf-8") as handle:
-                if json.load(handle).get("pid") == daemon.pid:
-                    return
-        except (OSError, ValueError, AttributeError):
-            pass
-        if daemon.poll() is not None:
-            status = 2 if daemon.returncode == 2 else 1
-            raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), status)
-        time.sleep(0.05)
-    raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), 1)
+def _daemon_connection(hand_off: HandOff, daemon: subprocess.Popen[bytes], texts: SessionTexts, log: str) -> bytes:
+    """The connection the daemon hands over once it serves; a refusal with its log when it ends
+    (or has not said anything within the limit) instead."""
+    try:
+        document = hand_off.receive(DAEMON_START_LIMIT)
+    except TimeoutError:
+        document = b""
+    if document:
+        return document
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        daemon.wait(timeout=5)  # it closed its end: it is ending
+    status = 2 if daemon.returncode == 2 else 1
+    raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), status)
 
 
 def _check_model(request: SessionRequest, texts: SessionTexts, server: OpencodeServer) -> str | None:

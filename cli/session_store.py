@@ -40,9 +40,10 @@ class SessionStore:
 
     @contextmanager
     def starting(self) -> Iterator[None]:
-        """Held while a session starts: from the daemon's start until opencode has read the
-        daemon's connection file (one per project), so that two sessions starting at once do
-        not swap daemons."""
+        """Held while a session starts: from the daemon's start until opencode has loaded the
+        project's configuration folder (one per project, where the daemon writes the plugin and
+        opencode installs the plugin's package), so that two sessions starting at once do not
+        write it together."""
         descriptor = os.open(os.path.join(self.folder, ".start.lock"), os.O_WRONLY | os.O_CREAT, 0o600)
         with os.fdopen(descriptor, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

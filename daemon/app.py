@@ -4,7 +4,9 @@
     POST /beeuni/tools/{name}          run a tool; the body is its arguments, a JSON object
     GET  /beeuni/openapi.json          the OpenAPI document of the two (``openapi.py``)
 
-Every request to a tool carries ``Authorization: Bearer <token>``; the calling agent is named in
+Every request to a tool carries ``Authorization: Bearer <token>`` — the token the daemon handed its
+starter, who handed it to the harness alone (``handoff.py``); without it the answer is 401 and
+the log names the process that tried (``peer.py``). The calling agent is named in
 ``X-Beeuni-Agent`` (default: the session's agent) and, for a subagent, the agent that started it
 in ``X-Beeuni-Parent``. Answers are JSON: ``{"output": ...}`` (with ``truncated``, ``size``,
 ``lines`` and ``path`` when the output was stored in a file), or ``{"error": "..."}`` with 400
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -37,8 +40,10 @@ from .log import write as log_line
 from .messages import say
 from .openapi import openapi_document
 from .output import SpillFolder, limit_output
+from .peer import process_at
 from .session import CallRefused, Session
 
+LOOK_UP_INTERVAL = 1.0  # seconds between two look-ups of a refused caller's process
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
 DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
@@ -102,7 +107,24 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
         given = request.headers.get("authorization", "")
         return secrets.compare_digest(given.encode(), f"Bearer {token}".encode())
 
-    def unauthorized() -> JSONResponse:
+    last_look_up = -LOOK_UP_INTERVAL
+
+    async def unauthorized(request: Request) -> JSONResponse:
+        """401, and a log line saying who tried: its process, looked up at most once a second
+        (a flood of refusals costs one scan of /proc a second, not one each)."""
+        nonlocal last_look_up
+        claimed = request.headers.get("x-beeuni-agent")
+        detail = f"{request.method} {request.url.path}" + (f" as agent {claimed[:MAX_HEADER]}" if claimed else "")
+        client, server = request.client, request.scope.get("server")
+        found = None
+        if client is not None and server is not None and time.monotonic() - last_look_up >= LOOK_UP_INTERVAL:
+            last_look_up = time.monotonic()
+            found = await asyncio.to_thread(process_at, client.port, server[1])
+        if found is not None:
+            caller = message("caller_known", pid=str(found[0]), command=found[1])
+        else:
+            caller = message("caller_unknown", port=str(client.port if client else "?"))
+        log_line(message("refused_caller", detail=detail, caller=caller) + "\n")
         return refuse(401, message("unauthorized"))
 
     def header_too_large(error: HeaderTooLarge) -> JSONResponse:
@@ -114,7 +136,7 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
     async def list_tools(request: Request, all: bool = False, without_zod: bool = False) -> Any:
         nonlocal without_zod_said
         if not authorized(request):
-            return unauthorized()
+            return await unauthorized(request)
         try:
             agent, parent = agent_headers(request.headers)
         except HeaderTooLarge as error:
@@ -135,7 +157,7 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
     async def call_tool(request: Request) -> JSONResponse:
         name = request.path_params["name"]
         if not authorized(request):
-            return unauthorized()
+            return await unauthorized(request)
         try:
             agent, parent = agent_headers(request.headers)
         except HeaderTooLarge as error:

@@ -2,8 +2,36 @@
 // daemon serves and forwards every call, with its abort signal, to the daemon; hides from each
 // declared agent the tools it does not see. Do not edit;
 // the daemon writes it again at each start. Every export is a plugin function.
+//
+// The daemon's URL and token come from whoever started opencode, on an inherited socket whose
+// number is in BEEUNI_DAEMON_FD: read once, when this module is first evaluated in opencode's
+// process, and closed, so that no process opencode starts afterwards (the model's commands) can
+// read them. They live in this module's scope only; no file, variable or command line holds them.
 
-const CONNECTION_FILE = '__BEEUNI_CONNECTION_FILE__'
+import { closeSync, readFileSync } from 'node:fs'
+
+const WITHOUT_CONNECTION = '__BEEUNI_WITHOUT_CONNECTION__'
+
+type Connection = { url: string; token: string }
+
+function handedOver(): Connection | string {
+  const fd = Number(process.env.BEEUNI_DAEMON_FD)
+  if (!Number.isInteger(fd) || fd < 3) return 'BEEUNI_DAEMON_FD names no inherited descriptor'
+  try {
+    const document = JSON.parse(readFileSync(fd, 'utf8'))
+    if (typeof document.url !== 'string' || typeof document.token !== 'string') throw new Error('no url and token')
+    return { url: document.url, token: document.token }
+  } catch (error) {
+    return `descriptor ${fd} held no connection (${error instanceof Error ? error.message : error})`
+  } finally {
+    try {
+      closeSync(fd)
+    } catch {}
+  }
+}
+
+const connection = handedOver()
+const post = fetch // as it is now: no plugin loaded later sees a call's token by wrapping fetch
 
 type Schema = { properties?: Record<string, object>; required?: string[] }
 
@@ -33,8 +61,10 @@ function argsOf(z: any, parameters: Schema): Record<string, unknown> {
 }
 
 export const BeeuniTools = async () => {
-  const { readFileSync } = await import('node:fs')
-  const connection = JSON.parse(readFileSync(CONNECTION_FILE, 'utf8'))
+  if (typeof connection === 'string') {
+    console.error(WITHOUT_CONNECTION.replace('{detail}', connection))
+    return {}
+  }
   const auth = { authorization: `Bearer ${connection.token}` }
   let z: any = null
   try {
@@ -44,14 +74,14 @@ export const BeeuniTools = async () => {
   }
   // without zod the schemas cannot be carried exactly: the daemon logs it once, with what to do
   const listing = `${connection.url}/beeuni/tools?all=true${z ? '' : '&without_zod=true'}`
-  const listed = await (await fetch(listing, { headers: auth })).json()
+  const listed = await (await post(listing, { headers: auth })).json()
   const tool: Record<string, unknown> = {}
   for (const served of listed.tools) {
     tool[served.name] = {
       description: served.description,
       args: argsOf(z, served.parameters),
       async execute(args: unknown, context: { agent?: string; abort?: AbortSignal }) {
-        const response = await fetch(`${connection.url}/beeuni/tools/${served.name}`, {
+        const response = await post(`${connection.url}/beeuni/tools/${served.name}`, {
           method: 'POST',
           headers: { ...auth, 'content-type': 'application/json', ...(context.agent ? { 'x-beeuni-agent': context.agent } : {}) },
           body: JSON.stringify(args ?? {}),

@@ -12,7 +12,7 @@ What a confined process may open:
 * list (names only, never contents): every folder — Bun's resolver lists each folder from a
   module's up to ``/`` in search of ``node_modules``, and a Landlock rule on ``/`` is the only
   rule that covers every such folder;
-* nothing else: not the state folder (``secrets.json``, ``daemon.json``) even when it lies inside
+* nothing else: not the state folder (``secrets.json``, the sessions' records) even when it lies inside
   the repository, not the user's home, not another process's ``/proc`` entry, not another call's
   temporary folder.
 """

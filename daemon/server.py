@@ -1,5 +1,6 @@
-"""``beeuni daemon``: resolve, load the modules, write the connection file (and, for the standard
-harness, the opencode plugin), then serve on 127.0.0.1 until stopped."""
+"""``beeuni daemon``: resolve, load the modules (and, for the standard harness, write the opencode
+plugin), hand the connection — URL and token — to the starter on its socket, then serve on
+127.0.0.1 until stopped."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from ..cli.tool_files import Refusal
 from ..engine.project import ProjectRun, load_rules
 from ..engine.visible import visible
 from .app import DEFAULT_MAX_BODY, create_app
+from .handoff import NotASocket, starters_socket
 from .host import DEFAULT_MAX_OUTPUT
 from .log import log
 from .log import write as log_line
+from .messages import say
 from .plugin import write_plugin
-from .secrets import project_dir, write_private
+from .ptrace_guard import memory_unguarded
 from .session import ConfinementRequired, Session
 
 DEFAULT_TIMEOUT = 300.0
@@ -32,6 +35,7 @@ def serve(
     agent: str,
     port: int,
     opencode_dir: str | None,
+    connection_fd: int | None,
     timeout: float = DEFAULT_TIMEOUT,
     max_body: int = DEFAULT_MAX_BODY,
     spill_dir: str | None = None,
@@ -41,42 +45,61 @@ def serve(
     session = Session(
         path, rules, harness, agent, bun, timeout, max_output=max_output, require_confinement=require_confinement
     )
+    run = ProjectRun(session.repo, session.manifest, load_rules(rules))
+    messages = run.output("DAEMON_MESSAGES")
+    try:  # before anything starts: a daemon nobody can call is not started
+        if connection_fd is None:
+            return _refused(say(messages, "no_connection_fd"))
+        starter = starters_socket(connection_fd)
+    except NotASocket:
+        return _refused(say(messages, "connection_fd_not_socket", detail=str(connection_fd)))
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
     # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
-    listener.listen(2048)  # before the connection file exists: a client that reads it can connect at once
+    listener.listen(2048)  # before the starter hears of it: a client can connect at once
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     token = secrets.token_urlsafe(32)
-    connection_file = os.path.join(project_dir(session.repo.root), "daemon.json")
 
     refused: list[Refusal] = []
 
     def refuse(reason: str, detail: str) -> Refusal:
-        run = ProjectRun(session.repo, session.manifest, load_rules(rules))
         return Refusal(run.call("eject_refusal", reason, "", detail))
 
     async def main() -> int:
-        try:
-            await session.start()
-        except ConfinementRequired as refused_start:
-            log_line(str(refused_start) + "\n")
-            return 2
-        plugin = None
-        if harness == "standard":
-            folder = opencode_dir or os.path.join(session.repo.root, ".opencode")
+        with starter:  # closed unsent when the start fails: the starter reads the end of it
             try:
-                plugin = write_plugin(session.repo, folder, connection_file, refuse)
-            except Refusal as refusal:  # before the connection file: no client finds a daemon
-                refused.append(refusal)
-                await session.stop()
+                await session.start()
+            except ConfinementRequired as refused_start:
+                log_line(str(refused_start) + "\n")
                 return 2
-        # the app makes its spill folder (and removes stale ones) before a client can call
-        app = create_app(session, token, max_body, spill_dir)
-        document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
-        write_private(connection_file, json.dumps(document).encode())
-        log_line(f"beeuni daemon: serving {url} ({harness} harness); connection file {connection_file}\n")
+            unguarded = memory_unguarded()
+            if unguarded:
+                if require_confinement:
+                    log_line(say(messages, "guard_required", detail=unguarded) + "\n")
+                    await session.stop()
+                    return 2
+                log_line(say(messages, "memory_unguarded", detail=unguarded) + "\n")
+            plugin = None
+            if harness == "standard":
+                folder = opencode_dir or os.path.join(session.repo.root, ".opencode")
+                try:
+                    plugin = write_plugin(session.repo, folder, messages["plugin_without_connection"], refuse)
+                except Refusal as refusal:  # before the hand-over: no client finds a daemon
+                    refused.append(refusal)
+                    await session.stop()
+                    return 2
+            # the app makes its spill folder (and removes stale ones) before a client can call
+            app = create_app(session, token, max_body, spill_dir)
+            document = {"url": url, "token": token, "pid": os.getpid(), "harness": harness, "plugin": plugin}
+            try:
+                starter.sendall(json.dumps(document).encode())
+            except OSError:  # its spill folder goes when the next daemon starts, as a killed one's
+                log_line(say(messages, "starter_gone") + "\n")
+                await session.stop()
+                return 1
+        log_line(f"beeuni daemon: serving {url} ({harness} harness); its connection went to its starter\n")
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
         return 0
@@ -92,3 +115,9 @@ def serve(
         log.flush()
         return 2
     return code
+
+
+def _refused(message: str) -> int:
+    log_line(message + "\n")
+    log.flush()
+    return 2

@@ -153,7 +153,7 @@ class Session:
             if wider:
                 log_line(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
         modules = self._modules(resolved)
-        # the state folder (secrets, the daemon's token) stays out of reach even inside the repository
+        # the state folder (secrets, the sessions' records) stays out of reach even inside the repository
         confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
         fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
         host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, fresh)

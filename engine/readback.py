@@ -362,7 +362,7 @@ HARNESS = Checked(
     _views_are_listed,
 )
 #: the blanks the daemon fills in its answers, and the answers it gives
-MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path")
+MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path", "caller", "pid", "command", "port")
 DAEMON_MESSAGE_KEYS = (
     "not_loaded",
     "not_visible",
@@ -377,6 +377,15 @@ DAEMON_MESSAGE_KEYS = (
     "module_output",
     "log_dropped",
     "unauthorized",
+    "refused_caller",
+    "caller_known",
+    "caller_unknown",
+    "no_connection_fd",
+    "connection_fd_not_socket",
+    "memory_unguarded",
+    "guard_required",
+    "starter_gone",
+    "plugin_without_connection",
     "did_not_load",
     "kept_last_good",
     "widened",

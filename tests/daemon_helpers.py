@@ -1,7 +1,10 @@
-"""Start the real daemon on an ephemeral 127.0.0.1 port, with real Bun, and talk to it."""
+"""Start the real daemon on an ephemeral 127.0.0.1 port, with real Bun, and talk to it: as its
+starter, the test gets the daemon's connection (URL and token) on a socket (``--connection-fd``),
+and hands it on the same way to the harnesses it starts (``hand_off``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,19 +17,28 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import BEEUNI, ROOT
+from beeuni.daemon.handoff import VARIABLE, HandOff
+from conftest import BEEUNI, ROOT, Result
 
 BUN = ROOT / "node_modules" / ".bin" / "bun"
 STARTUP_LIMIT = 60.0  # seconds to wait for the daemon to be ready (a failure, not a measurement)
+HARNESS_LIMIT = 300.0  # seconds a harness's run may take (a failure, not a measurement)
 
 
 @dataclass
 class Daemon:
     process: subprocess.Popen[str]
-    url: str
-    token: str
+    connection: bytes  # what the daemon handed its starter: the JSON of its URL, token and pid
     state: Path
     log_path: Path
+
+    @property
+    def url(self) -> str:
+        return str(json.loads(self.connection)["url"])
+
+    @property
+    def token(self) -> str:
+        return str(json.loads(self.connection)["token"])
 
     def headers(self, agent: str | None = None, parent: str | None = None) -> dict[str, str]:
         headers = {"authorization": f"Bearer {self.token}"}
@@ -72,43 +84,113 @@ def process_runs(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def daemon_environment(state: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    return {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1", **(env or {})}
+
+
+def start_daemon(
+    project: Path, state: Path, *args: str, env: dict[str, str] | None = None, output: Any = None
+) -> Daemon:
+    """Start ``beeuni daemon`` as a session's starter does and wait until it hands over its
+    connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept)."""
+    hand_off = HandOff()
+    command = [BEEUNI, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
+    log_path = state.parent / f"{state.name}.daemon.log"
+    with contextlib.ExitStack() as stack:
+        if output is None:
+            output = stack.enter_context(open(log_path, "w"))
+        stderr = subprocess.STDOUT if output is not subprocess.PIPE else subprocess.PIPE
+        process = subprocess.Popen(
+            command,
+            env=daemon_environment(state, env),
+            stdout=output,
+            stderr=stderr,
+            text=True,
+            pass_fds=(hand_off.fd,),
+        )
+    hand_off.started()
+    try:
+        connection = hand_off.receive(STARTUP_LIMIT)
+    except TimeoutError:
+        connection = b""
+    if not connection:
+        process.kill()
+        raise AssertionError(f"the daemon did not start ({process.wait()}):\n{_read(log_path)}")
+    return Daemon(process, connection, state, log_path)
+
+
+def stop_daemon(daemon: Daemon) -> None:
+    daemon.process.send_signal(signal.SIGTERM)
+    try:
+        daemon.process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        daemon.process.kill()
+
+
 @contextmanager
 def running_daemon(project: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Daemon]:
-    state = tmp_path / "state"
-    log_path = tmp_path / "daemon.log"
-    environment = {
-        **os.environ,
-        "BEEUNI_STATE_DIR": str(state),
-        "BEEUNI_BUN": str(BUN),
-        "NO_COLOR": "1",
-        **(env or {}),
-    }
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [BEEUNI, "daemon", str(project), *args], stdout=log, stderr=subprocess.STDOUT, env=environment, text=True
-        )
+    daemon = start_daemon(project, tmp_path / "state", *args, env=env)
     try:
-        connection = _wait_for_connection(state, process, log_path)
-        yield Daemon(process, connection["url"], connection["token"], state, log_path)
+        yield daemon
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_daemon(daemon)
 
 
-def _wait_for_connection(state: Path, process: subprocess.Popen[str], log_path: Path) -> dict[str, Any]:
-    deadline = time.monotonic() + STARTUP_LIMIT
-    while time.monotonic() < deadline:
-        found = list(state.glob("projects/*/daemon.json"))
-        if found:
-            connection: dict[str, Any] = json.loads(found[0].read_text())
-            return connection
-        if process.poll() is not None:
-            raise AssertionError(f"the daemon exited with {process.returncode}:\n{log_path.read_text()}")
-        time.sleep(0.05)
-    raise AssertionError(f"the daemon was not ready:\n{log_path.read_text()}")
+def daemon_refused(project: Path, state: Path, *args: str, env: dict[str, str] | None = None) -> tuple[Result, bytes]:
+    """Run ``beeuni daemon`` that is expected not to serve: how it ended, and what it handed its
+    starter (nothing, when no client may find it)."""
+    hand_off = HandOff()
+    command = [BEEUNI, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
+    with subprocess.Popen(
+        command,
+        env=daemon_environment(state, env),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(hand_off.fd,),
+    ) as process:
+        hand_off.started()
+        handed = hand_off.receive(STARTUP_LIMIT)
+        if handed:
+            process.terminate()
+        stdout, stderr = process.communicate(timeout=STARTUP_LIMIT)
+    return Result(stdout, stderr, process.returncode), handed
+
+
+@contextmanager
+def hand_off(daemon: Daemon) -> Iterator[tuple[dict[str, str], tuple[int, ...]]]:
+    """What a harness started meanwhile needs to get the daemon's connection, as a session's
+    starter gives it: the environment variable naming the descriptor, and the descriptor to pass."""
+    handing = HandOff()
+    handing.send(daemon.connection)
+    try:
+        yield {VARIABLE: str(handing.fd)}, (handing.fd,)
+    finally:
+        handing.close()
+
+
+def run_harness(
+    command: list[str], daemon: Daemon | None, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` as a harness that ``daemon``'s starter started: with the daemon's
+    connection handed over (none without a daemon)."""
+    with hand_off(daemon) if daemon is not None else contextlib.nullcontext(({}, ())) as (variables, fds):
+        return subprocess.run(
+            command,
+            cwd=cwd,
+            env={**(env or os.environ), **variables},
+            pass_fds=fds,
+            capture_output=True,
+            text=True,
+            timeout=HARNESS_LIMIT,
+        )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return "(its output was not kept)"
 
 
 def wait_until(condition: Any, what: str, limit: float = 30.0) -> None:

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from conftest import ROOT
+from daemon_helpers import Daemon, run_harness
 from model_server import MODEL_ID, ScriptedModel
 
 OPENCODE = ROOT / "node_modules" / ".bin" / "opencode"
 PLUGIN_PACKAGE = "@opencode-ai/plugin"
-RUN_LIMIT = 300.0  # seconds one opencode run may take (a failure, not a measurement)
 
 # opencode's own switches for a session that reaches nothing but 127.0.0.1
 OFFLINE = {
@@ -129,7 +129,7 @@ def link_plugin_package(folder: Path) -> None:
 
 
 def run_opencode(
-    project: Path, home: Path, model: ScriptedModel, prompt: str, agent: str | None = None, *args: str
+    project: Path, home: Path, model: ScriptedModel, daemon: Daemon, prompt: str, agent: str | None = None, *args: str
 ) -> Run:
     """Run ``prompt`` in ``project`` with opencode's ``agent`` (its default agent if None)."""
     link_plugin_package(project / ".opencode")
@@ -138,14 +138,7 @@ def run_opencode(
         command += ["--agent", agent]
     command += [*args, prompt]
     started = time.monotonic()
-    finished = subprocess.run(
-        command,
-        cwd=project,
-        env=environment(home, project, model),
-        capture_output=True,
-        text=True,
-        timeout=RUN_LIMIT,
-    )
+    finished = run_harness(command, daemon, project, environment(home, project, model))
     seconds = time.monotonic() - started
     events = [json.loads(line) for line in finished.stdout.split("\n") if line.startswith("{")]
     return Run(finished.returncode, events, finished.stdout, finished.stderr, seconds)

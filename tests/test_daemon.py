@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import run_beeuni
-from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
+from daemon_helpers import BUN, Daemon, process_runs, run_harness, running_daemon, wait_until
 from platform_standin import TOKEN, PlatformStandIn
 
 MODULES = {
@@ -465,7 +464,7 @@ def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> 
         plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
         for _ in range(2):
             command = [str(BUN), "--no-install", str(loader), str(plugin)]  # offline, as where the install failed
-            loaded = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            loaded = run_harness(command, daemon)
             assert loaded.returncode == 0, loaded.stderr
             assert json.loads(loaded.stdout) == ["echo"]
         line = "[tools] the standard harness's plugin found no @opencode-ai/plugin"

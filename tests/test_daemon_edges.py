@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import BEEUNI, ROOT
-from daemon_helpers import BUN, Daemon, running_daemon
+from daemon_helpers import BUN, Daemon, daemon_refused, running_daemon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -285,7 +285,7 @@ def test_spill_files_live_in_a_private_folder_removed_at_exit_and_stale_ones_at_
         (made / "out.txt").write_text("old")
     with running_daemon(folder, tmp_path, "--harness", "experimental", env={"TMPDIR": str(temp)}) as daemon:
         own = [path.name for path in temp.glob(f"beeuni-spill-{daemon.process.pid}-*")]
-        assert len(own) == 1  # made before the connection file: a client's first call finds it
+        assert len(own) == 1  # made before the hand-over: a client's first call finds it
         assert sorted(path.name for path in temp.glob("beeuni-spill-*")) == sorted([live.name, other.name, *own])
         body = daemon.call("big").json()
         spilled = Path(body["path"])
@@ -314,17 +314,6 @@ def test_the_spilled_total_is_bounded_oldest_removed_first(tmp_path: Path) -> No
 # the opencode plugin ------------------------------------------------------------------------
 
 
-def start_standard(project: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "BEEUNI_STATE_DIR": str(tmp_path / "state"), "BEEUNI_BUN": str(BUN)}
-    return subprocess.run(
-        [BEEUNI, "daemon", str(project), "--harness", "standard"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize("link", [".opencode", ".opencode/plugin", ".opencode/plugin/beeuni-tools.ts"])
 def test_the_plugin_is_never_written_through_a_link_out_of_the_repository(
     project: Path, tmp_path: Path, link: str
@@ -335,14 +324,14 @@ def test_the_plugin_is_never_written_through_a_link_out_of_the_repository(
     outside.mkdir()
     (folder / link).parent.mkdir(parents=True, exist_ok=True)
     (folder / link).symlink_to(outside / "target" if link.endswith(".ts") else outside)  # dangling for the file
-    started = start_standard(folder, tmp_path)
-    assert started.returncode == 2
+    started, handed = daemon_refused(folder, tmp_path / "state", "--harness", "standard")
+    assert started.code == 2
     assert started.stderr.endswith(
         "beeuni daemon: .opencode/plugin/beeuni-tools.ts leads out of the repository through a symbolic link;"
         " beeuni writes only inside it\n"
     )
     assert list(outside.rglob("*")) == []
-    assert list((tmp_path / "state").glob("projects/*/daemon.json")) == []
+    assert handed == b""  # no client can find it
 
 
 def test_a_link_inside_the_repository_is_followed(project: Path, tmp_path: Path) -> None:
@@ -352,7 +341,7 @@ def test_a_link_inside_the_repository_is_followed(project: Path, tmp_path: Path)
     (folder / ".opencode").symlink_to("config")
     with running_daemon(folder, tmp_path, "--harness", "standard"):
         written = folder / "config" / "plugin" / "beeuni-tools.ts"
-        assert "__BEEUNI_CONNECTION_FILE__" not in written.read_text()
+        assert "__BEEUNI_WITHOUT_CONNECTION__" not in written.read_text()
         assert oct(written.stat().st_mode & 0o777) == "0o600"
 
 

@@ -7,7 +7,6 @@ what lies beside it)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -17,8 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import BEEUNI, ROOT, run_beeuni
-from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
+from conftest import ROOT, run_beeuni
+from daemon_helpers import Daemon, daemon_refused, process_runs, running_daemon, start_daemon, wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -196,9 +195,9 @@ def output(answer: httpx.Response) -> Any:
 
 def test_a_module_learns_nothing_of_the_daemon(daemon: Daemon, project: Path, home: Path) -> None:
     secrets_file = next(daemon.state.glob("projects/*/secrets.json"))
-    connection = next(daemon.state.glob("projects/*/daemon.json"))
+    lock = next(daemon.state.glob("projects/*/secrets.lock"))
     siblings = daemon.host_pids()  # the warm processes, waiting for the next calls
-    paths = [str(secrets_file), str(connection), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
+    paths = [str(secrets_file), str(lock), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
     seen = json.loads(output(daemon.call("snoop", {"paths": paths, "pids": siblings}, agent="mallory")))
     assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "BUN_RUNTIME_TRANSPILER_CACHE_PATH"}
     assert DAEMON_ONLY not in json.dumps(seen) and SECRET not in json.dumps(seen)
@@ -305,14 +304,12 @@ def test_without_landlock_the_daemon_says_so_and_can_refuse_to_start(tmp_path: P
         assert daemon.call("echo").status_code == 200
         line = "[tools] the module host is not confined: BEEUNI_LANDLOCK=off;"
         assert daemon.log().count(line) == 1
-    refused = run_beeuni(
-        ["daemon", str(small), "--require-confinement"], cwd=small, env={**off, "BEEUNI_STATE_DIR": str(tmp_path / "s")}
-    )
+    refused, handed = daemon_refused(small, tmp_path / "s", "--require-confinement", env=off)
     assert refused.code == 2
     assert refused.stderr == (
         "beeuni daemon: the module host cannot be confined (BEEUNI_LANDLOCK=off) and --require-confinement was given\n"
     )
-    assert not list((tmp_path / "s").glob("projects/*/daemon.json"))
+    assert handed == b""
 
 
 def test_the_not_confined_line_is_the_rules_text(tmp_path: Path) -> None:
@@ -328,18 +325,13 @@ def test_the_not_confined_line_is_the_rules_text(tmp_path: Path) -> None:
 
 
 def test_a_stderr_nobody_reads_never_blocks_the_daemon(project: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "BEEUNI_STATE_DIR": str(tmp_path / "state"), "BEEUNI_BUN": str(BUN)}
-    command = [BEEUNI, "daemon", str(project), "--harness", "experimental"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True) as process:
-        try:
-            wait_until(lambda: bool(list((tmp_path / "state").glob("projects/*/daemon.json"))), "the daemon to start")
-            connection = json.loads(next((tmp_path / "state").glob("projects/*/daemon.json")).read_text())
-            daemon = Daemon(process, connection["url"], connection["token"], tmp_path / "state", tmp_path / "none")
-            for _ in range(12):  # 64 KiB of each call's 10 MB reach the log: far more than a pipe holds
-                assert output(daemon.call("loud")) == "done"
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+    daemon = start_daemon(project, tmp_path / "state", "--harness", "experimental", output=subprocess.PIPE)
+    try:
+        for _ in range(12):  # 64 KiB of each call's 10 MB reach the log: far more than a pipe holds
+            assert output(daemon.call("loud")) == "done"
+    finally:
+        daemon.process.terminate()
+        daemon.process.wait(timeout=30)
 
 
 TRICKS = ["echo", "trap", "forger", "snoop"]

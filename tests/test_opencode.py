@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_beeuni
-from daemon_helpers import running_daemon
+from daemon_helpers import Daemon, run_harness, running_daemon
 from opencode_session import OPENCODE, environment, link_plugin_package
 
 ECHO = """export default {
@@ -38,17 +38,14 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def opencode(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def opencode(project: Path, home: Path, daemon: Daemon | None, *args: str) -> subprocess.CompletedProcess[str]:
     link_plugin_package(project / ".opencode")  # what opencode would install from the registry
-    env = environment(home, project)
-    return subprocess.run(
-        [str(OPENCODE), "debug", "agent", *args], cwd=project, env=env, capture_output=True, text=True, timeout=300
-    )
+    return run_harness([str(OPENCODE), "debug", "agent", *args], daemon, project, environment(home, project))
 
 
-def offered(project: Path, home: Path, agent: str) -> dict[str, bool]:
+def offered(project: Path, home: Path, daemon: Daemon | None, agent: str) -> dict[str, bool]:
     """Which tools opencode offers ``agent``'s model (``opencode debug agent``'s ``tools``)."""
-    listed = opencode(project, home, agent)
+    listed = opencode(project, home, daemon, agent)
     assert listed.returncode == 0, listed.stderr
     tools: dict[str, bool] = json.loads(listed.stdout)["tools"]
     return tools
@@ -58,15 +55,19 @@ def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project
     with running_daemon(project, tmp_path, "--harness", "standard") as daemon:
         plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
         assert plugin.exists()
-        tools = offered(project, tmp_path / "home", "build")
+        tools = offered(project, tmp_path / "home", daemon, "build")
         assert tools.get("echo") and tools.get("memory")
 
-        called = opencode(project, tmp_path / "home", "build", "--tool", "echo", "--params", '{"text": "hello"}')
+        called = opencode(
+            project, tmp_path / "home", daemon, "build", "--tool", "echo", "--params", '{"text": "hello"}'
+        )
         assert called.returncode == 0, called.stderr
         result = json.loads(called.stdout[called.stdout.index("{") :])
         assert result["result"]["output"] == "echo: hello ()"
 
-        refused = opencode(project, tmp_path / "home", "plan", "--tool", "echo", "--params", '{"text": "hello"}')
+        refused = opencode(
+            project, tmp_path / "home", daemon, "plan", "--tool", "echo", "--params", '{"text": "hello"}'
+        )
         # opencode itself refuses a tool hidden from the agent (issue 10, item 5); the daemon too (403)
         assert "Tool echo is disabled for agent plan" in refused.stdout + refused.stderr
         assert (
@@ -98,7 +99,7 @@ def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
     (folder / "opencode.json").write_text(json.dumps(config))
 
     def both(name: str) -> tuple[set[str], set[str]]:
-        theirs = json.loads(opencode(folder, tmp_path / "home", name).stdout)["tools"]
+        theirs = json.loads(opencode(folder, tmp_path / "home", None, name).stdout)["tools"]
         listed = json.loads(run_beeuni(["tools", "ls", "--agent", name, "--json"], cwd=folder).stdout)["tools"]
         return {tool for tool, shown in theirs.items() if shown}, {t["name"] for t in listed if t["kind"] == "harness"}
 
@@ -127,15 +128,15 @@ def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> No
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
-        plan = offered(folder, home, "plan")
+        plan = offered(folder, home, daemon, "plan")
         assert plan["echo"] and plan["read"]  # inside its list
         assert not plan["other"] and not plan["bash"] and not plan["edit"] and not plan["write"]  # outside it
         assert plan["memory"]  # the project's own setting stays
-        general = offered(folder, home, "general")
+        general = offered(folder, home, daemon, "general")
         assert not general["other"] and general["echo"]
         assert not general["write"] and not general["edit"]  # the edit group goes together
         assert general["bash"]
-        build = offered(folder, home, "build")
+        build = offered(folder, home, daemon, "build")
         assert build["echo"] and build["other"] and build["bash"]
         refused = daemon.call("other", {"text": "x"}, agent="plan")
         assert refused.status_code == 403
@@ -154,11 +155,11 @@ def test_a_changed_manifest_changes_what_an_agents_model_is_offered(tmp_path: Pa
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
-        assert offered(folder, home, "plan")["echo"]
+        assert offered(folder, home, daemon, "plan")["echo"]
         assert daemon.call("echo", {"text": "hi"}, agent="plan").status_code == 200
         manifest.write_text(
             "tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read]\n  review:\n    tools: [echo]\n"
         )
-        assert not offered(folder, home, "plan")["echo"]
-        review = offered(folder, home, "review")
+        assert not offered(folder, home, daemon, "plan")["echo"]
+        review = offered(folder, home, daemon, "review")
         assert review["echo"] and not review["read"]

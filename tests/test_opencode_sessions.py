@@ -109,8 +109,8 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sessions]:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     home = tmp_path / "home"
     with scripted_model(SCRIPT) as model, running_daemon(project, tmp_path, "--harness", "standard") as daemon:
-        build = run_opencode(project, home, model, "case-build: go", "build")
-        lead = run_opencode(project, home, model, "case-lead: go", "lead")
+        build = run_opencode(project, home, model, daemon, "case-build: go", "build")
+        lead = run_opencode(project, home, model, daemon, "case-lead: go", "lead")
         yield Sessions(project, model, daemon, build, lead)
 
 

@@ -1,0 +1,86 @@
+"""The daemon's credential, passed from process to process on inherited sockets, never in a file.
+
+Whoever starts a session — the platform, ``beeuni sessions``, a test — starts the daemon with one
+end of a socket pair as ``--connection-fd N``. Once the daemon serves, it writes its connection
+document (one JSON object: ``url``, ``token``, ``pid``, ``harness``, ``plugin``) to that socket
+and closes it. The starter keeps the document, unwritten, and hands it on the same way to the
+harness it starts: opencode gets one end of another pair, its number in ``BEEUNI_DAEMON_FD``,
+and the plugin reads the document from it when it loads, then closes it. Nothing that calls is
+ever written to a file, an environment variable or a command line.
+
+Why a socket: a process of the same user can open another's pipe or file through
+``/proc/PID/fd/N`` and read what waits in it; a socket cannot be opened that way. Why that is
+enough: with Yama's ``ptrace_scope`` at 1 or more, a process cannot read the address space of a
+process that is not its descendant (``ptrace_guard.py``), and the harness's tools — the model's
+shell commands — are the harness's descendants.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import time
+
+#: the variable that names, in the harness's environment, the descriptor its document waits on
+VARIABLE = "BEEUNI_DAEMON_FD"
+#: bytes a connection document may have
+DOCUMENT_LIMIT = 64 * 1024
+
+
+class HandOff:
+    """One hand-off between a starter and the process it starts: a socket pair, the far end of
+    which (``fd``) the child inherits (``pass_fds``)."""
+
+    def __init__(self) -> None:
+        self._kept, self._passed = socket.socketpair()
+
+    @property
+    def fd(self) -> int:
+        return self._passed.fileno()
+
+    def started(self) -> None:
+        """The child has started with its end: the starter's copy of it goes, so that the
+        child's end closing (or the child's exit) is the end of what it sends."""
+        self._passed.close()
+
+    def send(self, document: bytes) -> None:
+        """Give the child ``document`` and close: it reads to the end."""
+        with self._kept:
+            self._kept.sendall(document)
+
+    def receive(self, limit: float) -> bytes:
+        """What the child sent before it closed its end (nothing when it ended without sending);
+        ``TimeoutError`` after ``limit`` seconds."""
+        deadline = time.monotonic() + limit
+        received = b""
+        with self._kept:
+            while len(received) <= DOCUMENT_LIMIT:
+                self._kept.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = self._kept.recv(DOCUMENT_LIMIT)
+                if not chunk:
+                    break
+                received += chunk
+        return received
+
+    def close(self) -> None:
+        self._kept.close()
+        self._passed.close()
+
+
+class NotASocket(Exception):
+    """``--connection-fd`` names no open socket."""
+
+
+def starters_socket(fd: int) -> socket.socket:
+    """The socket the starter passed at ``fd``, kept from every process the daemon starts; or
+    ``NotASocket`` (a file or a pipe would let other processes of the user read the document)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        raise NotASocket() from None
+    if not stat.S_ISSOCK(mode):
+        raise NotASocket()
+    connection = socket.socket(fileno=fd)
+    connection.set_inheritable(False)
+    return connection

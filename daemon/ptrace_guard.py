@@ -1,0 +1,48 @@
+"""Whether the harness's address space — where the daemon's token lives — is out of reach of the
+session's other processes.
+
+The model's commands run as the harness's user. What keeps them from reading the harness's
+address space (``/proc/PID/mem``, ``process_vm_readv``, ``ptrace``) is Yama: with ``ptrace_scope``
+1 (the default of Ubuntu's and Debian's kernels) a process may only trace its own descendants,
+with 2 only a holder of ``CAP_SYS_PTRACE`` may, with 3 nobody may. The harness is the commands'
+ancestor, so 1 is enough — unless they hold ``CAP_SYS_PTRACE`` (as root does), which only 3 holds
+back.
+"""
+
+from __future__ import annotations
+
+SCOPE_FILE = "/proc/sys/kernel/yama/ptrace_scope"
+CAP_SYS_PTRACE = 19  # <linux/capability.h>
+
+
+def memory_unguarded() -> str:
+    """Why a process of the daemon's user could read another's address space on this host, or ``""``."""
+    try:
+        with open(SCOPE_FILE, encoding="ascii") as handle:
+            scope: str | None = handle.read().strip()
+    except OSError:
+        scope = None
+    return unguarded_because(scope, _effective_capabilities())
+
+
+def unguarded_because(scope: str | None, capabilities: int) -> str:
+    """``memory_unguarded`` for a given ``ptrace_scope`` (None: no Yama) and set of effective
+    capabilities (a bit mask)."""
+    if scope is None:
+        return f"the kernel has no Yama ({SCOPE_FILE} is missing)"
+    if not scope.isdigit() or int(scope) == 0:
+        return f"Yama's ptrace_scope is {scope}"
+    if int(scope) < 3 and capabilities >> CAP_SYS_PTRACE & 1:
+        return f"the daemon's user holds CAP_SYS_PTRACE, which Yama's ptrace_scope {scope} does not hold back"
+    return ""
+
+
+def _effective_capabilities() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return 0
