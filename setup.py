@@ -25,7 +25,7 @@ class BuildPyWithCompiledRules(build_py):
         sys.path.insert(0, os.path.abspath(self.build_lib))
         with tempfile.TemporaryDirectory() as cache:
             os.environ["BEEUNI_CACHE_DIR"] = cache  # Lark's grammar cache: not the builder's own folder
-            from beeuni.engine.contract import RULES_INTERFACE
+            from beeuni.engine.contract.rules_interface import RULES_INTERFACE
             from beeuni.engine.lang import compile_folder, precompiled
 
             folder = os.path.join(self.build_lib, "beeuni", "rules")

@@ -4,7 +4,7 @@
 
 Two repositories, each made with `git init` and `git add`: a copy of the starter, and one of
 ``--files`` tracked files whose manifest declares ten modules. For each, the median of the runs
-of ``Release.of`` plus the ``release`` fact (``engine/release_facts.py``) in this process, as a
+of ``Release.of`` plus the ``release`` fact (``engine/release/facts.py``) in this process, as a
 run of `validate` computes it; beside it, for comparison, `git ls-files -z` (a process, the
 other way to ask the index) and a full parse of the index in Python.
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from beeuni.engine.lang.builtins import Observer
 from beeuni.engine.paths import Repository
 from beeuni.engine.project import rules_only
-from beeuni.engine.release import Release
-from beeuni.engine.release_facts import release_fact
+from beeuni.engine.release.facts import release_fact
+from beeuni.engine.release.git_index import Release
 
 ROOT = Path(__file__).resolve().parent.parent
 

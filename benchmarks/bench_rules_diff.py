@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from beeuni.engine.corpus_run import PackedRules, local_workers, pack, run_dask, run_local
+from beeuni.engine.corpus.run import PackedRules, local_workers, pack, run_dask, run_local
 from beeuni.engine.project import load_rules, shipped_rules
 from generate_corpus import generate_corpus, starter_like
 

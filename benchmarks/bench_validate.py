@@ -12,7 +12,7 @@ turns, so that load from other processes on the machine falls on both alike.
 folder empty: the shipped rules loaded as installed, nothing cached), the first run on a project
 (``--no-cache``: the YAML read, the rules evaluated; the rule cache warm), a run after an edit
 (the result cache misses, the record is written) and an unchanged re-run (answered from the
-result cache, ``engine/result_cache.py``). The load average is printed before and after.
+result cache, ``engine/cache/results.py``). The load average is printed before and after.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``beeuni validate`` and ``beeuni resolve`` answered from the result cache
-(``engine/result_cache.py``).
+(``engine/cache/results.py``).
 
 Before a check, ``Probe`` names the record of this command, manifest and rule set; a hit is
 written here, in the format asked for, with nothing imported that a check needs (no YAML, no
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..engine import result_cache
+from ..engine.cache import results as result_cache
 from ..engine.paths import manifest_path
 from . import diagnostic_text
 

@@ -206,7 +206,7 @@ def fix_hint(run: ProjectRun) -> str:
 
 
 def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO) -> None:
-    from ..engine.spans import Sources, read_from
+    from ..engine.yaml.spans import Sources, read_from
     from .frames import write_frames
 
     write_frames(diagnostics, Sources(read_from(run.repo.root)), _help_pattern(run), stream, report.use_colour(stream))
@@ -230,7 +230,7 @@ def _findings(checked: list[Checked], quiet: bool) -> Findings:
     import copy
 
     from ..engine.lang.evaluator import Diagnostic
-    from ..engine.spans import Sources, read_from
+    from ..engine.yaml.spans import Sources, read_from
     from .ci_paths import base_folder
     from .formats import Findings
 
@@ -405,7 +405,7 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
         sys.stdout.write("".join(problem.text() + "\n" for problem in problems))
     else:
         from ..engine.lang.evaluator import Diagnostic
-        from ..engine.spans import Sources
+        from ..engine.yaml.spans import Sources
         from . import formats
 
         found = [

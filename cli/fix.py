@@ -1,6 +1,6 @@
 """``beeuni validate --fix`` and ``--diff``: carry out the rules' fixes.
 
-Every diagnostic whose rule gives a fix (``engine/fixes.py``) is fixed in one pass, in the root
+Every diagnostic whose rule gives a fix (``engine/edit/fixes.py``) is fixed in one pass, in the root
 manifest and in the imports alike, byte-exactly: each value is spliced into the text as
 ``tools eject`` splices, every other byte — comments, line ends, quoting — stays, and each file
 is read back to check that only the fixed values changed. ``--fix`` then writes each file
@@ -17,10 +17,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..engine.fixes import FixConflict, planned_changes
+from ..engine.edit.fixes import FixConflict, planned_changes
 from ..engine.lang.values import text
 from ..engine.project import open_project
-from ..engine.source_text import SourceText
+from ..engine.yaml.source_text import SourceText
 from . import commands
 from .diagnostic_text import EXIT_ERRORS, EXIT_OK
 from .shared import UsageError

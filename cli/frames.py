@@ -7,7 +7,7 @@
       |
       = help: did you mean `agents`?
 
-The carets span the reported value (``engine/spans.py``). The help line is the part of the
+The carets span the reported value (``engine/yaml/spans.py``). The help line is the part of the
 message that the rules' ``HELP_PATTERN`` matches (its first group); the rest stays in the first
 line. Written for ``validate`` on a terminal and for ``--format full``; everything else prints
 one line per diagnostic.
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.lang.patterns import Regex
-    from ..engine.spans import Sources
+    from ..engine.yaml.spans import Sources
 
 #: ANSI styles (SGR parameters) of the parts of a frame, used on a colour terminal
 STYLES = {"error": "1;31", "warning": "1;33", "info": "1;36", "location": "1", "rule": "2", "gutter": "1;34"}

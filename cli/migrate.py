@@ -2,7 +2,7 @@
 
 The rules name the folders and extensions to look in (``migrate_candidates``), decide what
 becomes of each file and say every text (``migrate_plan``, ``migrate_report``,
-``migrate_refusal`` in tools.rules). This module reads each tool file (``engine/opencode_source``),
+``migrate_refusal`` in tools.rules). This module reads each tool file (``engine/edit/opencode_source.py``),
 evaluates it in Bun — every export described, its zod ``args`` turned into JSON Schema by the zod
 the file itself uses — and carries the plan out: the whole run is planned and every new text
 made before the first write; the writes then go together (``tool_files.Changes``), and a refusal
@@ -15,8 +15,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ..engine.edit.opencode_source import SourceFile, converted_module, read_tool_file
 from ..engine.lang.values import text
-from ..engine.opencode_source import SourceFile, converted_module, read_tool_file
 from ..engine.project import open_project
 from ..engine.visible import visible
 from .diagnostic_text import EXIT_FAILURE, EXIT_OK

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 def add_module_facts(run: ProjectRun, limit: float) -> None:
     """In a git repository the modules are loaded in a copy of the release (what git tracks:
-    ``engine/release_copy.py``), so that none loads there that a session could not load; one
+    ``engine/release/linked_copy.py``), so that none loads there that a session could not load; one
     that git does not track is not loaded (the release rules report it)."""
     from ..daemon.carried import uncarried
     from ..daemon.probe import probe_modules
-    from ..engine.release_copy import release_copy
+    from ..engine.release.linked_copy import release_copy
 
     declared = [(str(entry["name"]), str(entry["module"])) for entry in run.output("modules_to_load")]
     with release_copy(run.repo.root) as copy:

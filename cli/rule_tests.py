@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from ..engine.project import ManifestNotFound, ProjectRun, locate
-from ..engine.release import Release
+from ..engine.release.git_index import Release
 
 if TYPE_CHECKING:
     from typing import Any

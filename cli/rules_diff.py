@@ -1,7 +1,7 @@
 """``beeuni rules diff``: what a change of the rules does to a corpus of projects.
 
 The rules are compiled here, once per side (a broken rules file stops everything with exit 2);
-each project is then one task — ``engine.corpus_run`` runs them in this process, on a local
+each project is then one task — ``engine/corpus/run.py`` runs them in this process, on a local
 process pool or on a Dask cluster — and ``diff_report`` writes what changed.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..engine.corpus_run import SchedulerUnavailable, local_workers, pack, run_dask, run_local
+from ..engine.corpus.run import SchedulerUnavailable, local_workers, pack, run_dask, run_local
 from ..engine.project import load_rules, rules_only
 from . import diff_report
 from .progress import label_of, progress

@@ -3,7 +3,7 @@
 
 Every write lands inside the repository (a symbolic link is followed only when its target is
 inside), each file is written atomically, and a command's writes go together: when one fails,
-the ones made before it are taken back. The manifest is edited with ``engine/edit.py``, which
+the ones made before it are taken back. The manifest is edited with ``engine/edit/entries.py``, which
 keeps every other byte.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ..engine.edit import add_section, set_entry
-from ..engine.manifest_text import EditRefused, ManifestText
+from ..engine.edit.entries import add_section, set_entry
+from ..engine.yaml.manifest_text import EditRefused, ManifestText
 
 if TYPE_CHECKING:
     from collections.abc import Callable

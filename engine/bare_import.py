@@ -2,7 +2,7 @@
 
 Two packages beeuni reads with on every run wrap a C extension in a Python layer that a run does
 not need and whose imports cost more than the run's own work on a small project: pyyaml's
-loaders and dumpers (``libyaml.py``), and google-re2's ``re``-like wrapper, which imports
+loaders and dumpers (``yaml/libyaml.py``), and google-re2's ``re``-like wrapper, which imports
 ``functools`` and ``collections`` (``lang/patterns.py``). The import system's own pieces do the
 work, found the way ``importlib.util.find_spec`` finds them (whose import costs more than it
 saves).

@@ -17,10 +17,10 @@ Facts handed to the rules (see ``docs/rules-language.md``):
 
 from __future__ import annotations
 
-from .located import LocatedMap, LocatedStr
 from .paths import MISSING, Repository
-from .reparse import Parsed, parse
-from .yaml_loader import MAX_FILE_BYTES, LoadProblem
+from .yaml.loader import MAX_FILE_BYTES, LoadProblem
+from .yaml.located import LocatedMap, LocatedStr
+from .yaml.reparse import Parsed, parse
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -37,7 +37,7 @@ def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> 
 
 MANIFEST_NAME = "beeuni.yaml"
 #: what the rules ask a repository of one path: its methods of these names (``lang/builtins.py``);
-#: the result cache asks them again of the repository as it is now (``result_cache.py``)
+#: the result cache asks them again of the repository as it is now (``cache/results.py``)
 QUESTIONS = ("inside", "exists", "is_file", "list_dir")
 
 

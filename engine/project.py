@@ -4,23 +4,23 @@
     run.diagnostics()                         # sorted Diagnostic list
     run.output("session_tools")               # a value the rules define
 
-The engine hands the rules the facts and reads back the names of ``contract.py`` (documented in
+The engine hands the rules the facts and reads back the names of ``contract/rules_interface.py`` (documented in
 ``docs/rules-language.md``); the rules are checked against it when they are compiled, and each
-value read back is checked against its shape (``readback.py``) when it is read.
+value read back is checked against its shape (``contract/readback.py``) when it is read.
 """
 
 from __future__ import annotations
 
 import os
 
-from .contract import RULES_INTERFACE
+from .contract.readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
+from .contract.rules_interface import RULES_INTERFACE
+from .edit.suppress import Suppressions, Syntax
 from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
 from .paths import MANIFEST_NAME, Repository, manifest_path
-from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
-from .suppress import Suppressions, Syntax
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from .release import Release
-    from .text_edit import TextEdit
+    from .edit.text_edit import TextEdit
+    from .release.git_index import Release
 
 
 class ManifestNotFound(Exception):
@@ -105,10 +105,10 @@ class ProjectRun:
         self._diagnostics: list[Diagnostic] | None = None
 
     def _release(self) -> dict[str, Any]:
-        """The ``release`` fact (``release_facts.py``): what git tracks of the modules the rules
+        """The ``release`` fact (``release/facts.py``): what git tracks of the modules the rules
         would load and of their imports; nothing to say outside git or without modules (asked in
         that order: outside git, which modules would load is not worked out at all)."""
-        from .release import Release, git_top, no_release
+        from .release.git_index import Release, git_top, no_release
 
         given = self._given_release  # (a release given is not git's: nothing to ask again)
         if (given is not None and given[0] is None) or "IMPORT_RESOLUTION" not in self.program["lets"]:
@@ -122,7 +122,7 @@ class ProjectRun:
         resolution = self.output("IMPORT_RESOLUTION")
         if not modules or resolution is None:
             return no_release()
-        from .release_facts import release_fact
+        from .release.facts import release_fact
 
         if given is not None:
             return release_fact(given[0], self.observer, modules, resolution)
@@ -147,7 +147,7 @@ class ProjectRun:
 
     @property
     def suppressions(self) -> Suppressions:
-        """The suppression comments of the files read (``engine/suppress.py``), found when first asked."""
+        """The suppression comments of the files read (``engine/edit/suppress.py``), found when first asked."""
         if self._suppressions is None:
             syntax = Syntax(self.output("SUPPRESSION"))
             self._suppressions = Suppressions(self.merged.sources, self.merged.stopped, syntax)
@@ -160,7 +160,7 @@ class ProjectRun:
         if found is None:
             found = self.evaluation.diagnostics()
             if any(diagnostic.fix_value is not None for diagnostic in found):
-                from .fixes import resolve_fixes
+                from .edit.fixes import resolve_fixes
 
                 resolve_fixes(found, self.merged.sources, self.suppressions.verbatim)
             self._diagnostics = found

@@ -16,7 +16,7 @@ VERSION: Literal[1] = 1
 def resolve(run: ProjectRun) -> dict[str, Any]:
     """The resolved tool set as a plain document, in the model's field order: what
     ``beeuni resolve --json`` prints, and what ``ResolvedToolSet.model_validate`` takes. The
-    rules' outputs are checked against their shapes as they are read (``readback.py``), so no
+    rules' outputs are checked against their shapes as they are read (``contract/readback.py``), so no
     model is needed to build it — the command stays clear of pydantic."""
     diagnostics = run.diagnostics()
     return {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from beeuni.engine.lang.similar import MAX_LENGTH, closest_name
 from beeuni.engine.project import open_project
-from beeuni.engine.yaml_loader import load_yaml
+from beeuni.engine.yaml.loader import load_yaml
 from shipped_texts import filled, rules_call
 
 

@@ -262,7 +262,7 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel', 'pygls', 'lsprotocol',"
         " 'typing', 'dataclasses', 'inspect', 'json', 'jsonschema', 'dask', 'distributed')"
-        " or m.startswith(('beeuni.cli.formats', 'beeuni.engine.spans', 'beeuni.cli.frames')))\n"
+        " or m.startswith(('beeuni.cli.formats', 'beeuni.engine.yaml.spans', 'beeuni.cli.frames')))\n"
         "print(heavy, file=sys.stderr)"
     )
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
@@ -277,22 +277,22 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
 #: what a first run of `validate` or `resolve` on a clean project needs none of: regular expressions (the
 #: starter's names and paths are matched by simple patterns, engine/lang/simple_patterns.py, and a file
 #: without a suppression comment is told by the texts every comment holds: RE2 is not even imported),
-#: pyyaml's pure-Python loader and dumper (libyaml reads the YAML: engine/libyaml.py), what pyyaml's
+#: pyyaml's pure-Python loader and dumper (libyaml reads the YAML: engine/yaml/libyaml.py), what pyyaml's
 #: constructor imports, `functools` and what it imports, and the editing of manifests
 NOT_ON_THE_FIRST_RUN = (
     *("re", "enum", "datetime", "base64", "struct", "typing", "json", "importlib.util", "importlib.machinery"),
     *("re2", "re2._re2", "functools", "collections", "bisect"),
     *("yaml.reader", "yaml.scanner", "yaml.parser", "yaml.composer", "yaml.constructor", "yaml.resolver"),
     *("yaml.emitter", "yaml.serializer", "yaml.representer", "yaml.loader", "yaml.dumper", "yaml.cyaml"),
-    *("beeuni.engine.edit", "beeuni.engine.text_edit", "beeuni.engine.spans"),
+    *("beeuni.engine.edit.entries", "beeuni.engine.edit.text_edit", "beeuni.engine.yaml.spans"),
     # an editor's evaluations only are carried; the folder checks run when rules are compiled
-    *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.optional_readback"),
-    # the record of the rule cache is named without a shared library's checksum (cache_folder.py),
+    *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.contract.optional_readback"),
+    # the record of the rule cache is named without a shared library's checksum (engine/cache/folder.py),
     # and the shipped rules are found beside the engine, their package not imported
     *("binascii", "zlib", "beeuni.rules"),
 )
 #: what `--no-cache` needs none of besides: the result cache
-NOT_WITHOUT_THE_RESULT_CACHE = ("beeuni.cli.cached_results", "beeuni.engine.result_cache")
+NOT_WITHOUT_THE_RESULT_CACHE = ("beeuni.cli.cached_results", "beeuni.engine.cache.results")
 
 
 @pytest.mark.parametrize("command", ["validate", "resolve"])
@@ -306,7 +306,7 @@ def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path
     warm = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert warm.returncode == 0, warm.stderr
     imported = {line.rpartition("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
-    assert {"yaml._yaml", "beeuni.engine.yaml_loader", "beeuni.engine.suppress"} <= imported
+    assert {"yaml._yaml", "beeuni.engine.yaml.loader", "beeuni.engine.edit.suppress"} <= imported
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
     assert sorted(imported.intersection(NOT_WITHOUT_THE_RESULT_CACHE)) == []
 

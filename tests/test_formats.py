@@ -14,7 +14,7 @@ from beeuni.cli.formats import Findings
 from beeuni.cli.formats.github import escape_data, escape_property, step_summary
 from beeuni.cli.formats.gitlab import code_quality
 from beeuni.engine.lang.evaluator import Diagnostic
-from beeuni.engine.spans import Sources
+from beeuni.engine.yaml.spans import Sources
 from conftest import ROOT, run_beeuni
 
 CASE = ROOT / "tests" / "golden" / "ci-formats"
@@ -207,7 +207,7 @@ def test_on_a_terminal_text_is_code_frames_and_concise_stays_one_line() -> None:
 
 def test_code_frames_on_a_terminal_import_neither_typing_nor_the_rest_of_pyyaml() -> None:
     """The frames' spans, and the fixes' splices (`did you mean`), come from libyaml's events
-    (engine/libyaml.py), without `typing`."""
+    (engine/yaml/libyaml.py), without `typing`."""
     import os
     import pty
     import subprocess
@@ -233,7 +233,7 @@ def test_code_frames_on_a_terminal_import_neither_typing_nor_the_rest_of_pyyaml(
         process.wait(timeout=60)
     os.close(leader)
     imported = {line.rpartition("|")[2].strip() for line in report.splitlines() if line.startswith("import time:")}
-    assert {"beeuni.engine.spans", "beeuni.cli.frames"} <= imported
+    assert {"beeuni.engine.yaml.spans", "beeuni.cli.frames"} <= imported
     assert sorted(imported & {"typing", "yaml.reader", "yaml.loader", "yaml.constructor"}) == []
 
 

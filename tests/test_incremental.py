@@ -1,7 +1,7 @@
 """The language server's incremental checks (issue 11) give what a fresh check gives.
 
 As you type, ``beeuni lsp`` keeps what did not change between two checks: each file as parsed
-(an edit inside one entry re-reads that entry only, ``engine/reparse.py``), the manifest's
+(an edit inside one entry re-reads that entry only, ``engine/yaml/reparse.py``), the manifest's
 entries, the rules' values, remembered calls and rule results whose inputs did not change
 (``engine/lang/carry.py``), and the repository view while its folders are unchanged. Stale
 results hide in such caches, so these tests edit a project many times over — random edits of
@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 from beeuni.cli.lsp.workspace import DiskView, Workspace
-from beeuni.engine.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 from beeuni.engine.paths import MANIFEST_NAME, Repository
 from beeuni.engine.project import ProjectRun, load_rules
-from beeuni.engine.reparse import parse
-from beeuni.engine.yaml_loader import load_yaml_counted
+from beeuni.engine.yaml.loader import load_yaml_counted
+from beeuni.engine.yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
+from beeuni.engine.yaml.reparse import parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from beeuni.cli.json_out import dumps
-from beeuni.engine.located import LocatedStr
+from beeuni.engine.yaml.located import LocatedStr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

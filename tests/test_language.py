@@ -7,13 +7,13 @@ import warnings
 from typing import Any
 
 import pytest
-from beeuni.engine import contract
+from beeuni.engine.contract import rules_interface as contract
 from beeuni.engine.lang import Interface, RulesError, compile_sources, hints, patterns
 from beeuni.engine.lang.builtins import Observer
 from beeuni.engine.lang.codegen import HELPERS
 from beeuni.engine.lang.evaluator import Evaluation, runtime_namespace
-from beeuni.engine.located import LocatedConst, LocatedStr
 from beeuni.engine.paths import Repository
+from beeuni.engine.yaml.located import LocatedConst, LocatedStr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

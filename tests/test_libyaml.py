@@ -1,4 +1,4 @@
-"""Reading YAML without pyyaml's pure-Python loader (``engine/libyaml.py``) gives what pyyaml
+"""Reading YAML without pyyaml's pure-Python loader (``engine/yaml/libyaml.py``) gives what pyyaml
 gives: the loader reads booleans and nulls itself, and leaves only text that may be a number or a
 date to pyyaml's resolver — the same tags and values; libyaml's errors are caught as before; and
 code that imports ``yaml`` later in the same process gets the whole of pyyaml, of the very
@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from beeuni.engine.located import LocatedConst, LocatedStr
-from beeuni.engine.yaml_loader import load_yaml, plain_tag
+from beeuni.engine.yaml.loader import load_yaml, plain_tag
+from beeuni.engine.yaml.located import LocatedConst, LocatedStr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from yaml.constructor import SafeConstructor
@@ -123,7 +123,7 @@ def test_numbers_and_dates_read_as_before(text: str) -> None:
 #: run in a new interpreter: the loader first, then pyyaml as any later code imports it
 LATER_IMPORT = r"""
 import sys
-from beeuni.engine.yaml_loader import load_yaml
+from beeuni.engine.yaml.loader import load_yaml
 
 def problems(data):
     return [(p.kind, p.loc, p.detail) for p in load_yaml(data, "x.yaml")[1]]

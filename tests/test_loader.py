@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from beeuni.engine.located import LocatedConst, LocatedMap, LocatedStr
-from beeuni.engine.yaml_loader import MAX_FILE_BYTES, load_yaml
+from beeuni.engine.yaml.loader import MAX_FILE_BYTES, load_yaml
+from beeuni.engine.yaml.located import LocatedConst, LocatedMap, LocatedStr
 from conftest import run_beeuni
 
 

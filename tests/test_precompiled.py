@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from beeuni.engine.contract import RULES_INTERFACE
+from beeuni.engine.contract.rules_interface import RULES_INTERFACE
 from beeuni.engine.lang import RulesError, compile_folder, load_program, precompiled, program_digest, rules_files
 from beeuni.engine.project import shipped_rules
 from conftest import ROOT

@@ -23,7 +23,7 @@ from typing import Any
 
 from beeuni.cli import commands
 from beeuni.cli.eject import eject
-from beeuni.engine.yaml_loader import load_yaml
+from beeuni.engine.yaml.loader import load_yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,8 @@ import typing
 from pathlib import Path
 
 import pytest
-from beeuni.engine import readback, resolved
+from beeuni.engine import resolved
+from beeuni.engine.contract import readback
 from conftest import ROOT, run_beeuni
 
 

@@ -1,4 +1,4 @@
-"""The release view (engine/release.py, engine/release_facts.py, rules/release.rules): what git's
+"""The release view (engine/release/git_index.py, engine/release/facts.py, rules/release.rules): what git's
 index holds, read from the index itself; the result cache keyed on it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from beeuni.engine.release import IGNORED, TRACKED, UNTRACKED, Release
+from beeuni.engine.release.git_index import IGNORED, TRACKED, UNTRACKED, Release
 from conftest import ROOT, run_beeuni
 
 MODULE = "export default { description: 'x', parameters: { type: 'object', properties: {} }, execute() {} }\n"

@@ -1,4 +1,4 @@
-"""The result cache (engine/result_cache.py): a `validate` or `resolve` of an unchanged project answers from the last
+"""The result cache (engine/cache/results.py): a `validate` or `resolve` of an unchanged project answers from the last
 run's result — and never with a stale one. Every step below changes the project the way a user
 or a checkout does, and the cached run's output must equal a `--no-cache` run's, byte for byte."""
 

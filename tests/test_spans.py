@@ -1,9 +1,9 @@
-"""Where a reported value ends (``engine/spans.py``): code frames, SARIF regions and editor
+"""Where a reported value ends (``engine/yaml/spans.py``): code frames, SARIF regions and editor
 ranges all read it."""
 
 from __future__ import annotations
 
-from beeuni.engine.spans import Sources, Span
+from beeuni.engine.yaml.spans import Sources, Span
 
 SOURCE = """tools:
   web_search: "beeuni:web_search"
@@ -57,7 +57,7 @@ def test_an_unreadable_file_has_no_lines() -> None:
 
 def test_the_one_line_reading_agrees_with_the_parser_on_every_golden_manifest() -> None:
     """`scalar_end` spares a parse of the file; where it answers it must say what libyaml says."""
-    from beeuni.engine.spans import scalar_end, value_extents
+    from beeuni.engine.yaml.spans import scalar_end, value_extents
     from conftest import ROOT
 
     checked = 0

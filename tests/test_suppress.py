@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from beeuni.engine.edit.text_edit import apply_edits
 from beeuni.engine.project import open_project
-from beeuni.engine.text_edit import apply_edits
 
 
 def project(tmp_path: Path, manifest: str, **files: str) -> Path:

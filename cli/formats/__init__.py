@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from ...engine.lang.evaluator import Diagnostic
-    from ...engine.spans import Sources
+    from ...engine.yaml.spans import Sources
 
 
 class Findings(NamedTuple):

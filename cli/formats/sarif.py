@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, TextIO
 
+    from ...engine.edit.text_edit import TextEdit
     from ...engine.lang.evaluator import Diagnostic
-    from ...engine.text_edit import TextEdit
     from . import Findings
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 
     from ...engine.lang.errors import Problem
-    from ...engine.spans import Sources
+    from ...engine.yaml.spans import Sources
 
 SEVERITIES = {
     "error": types.DiagnosticSeverity.Error,

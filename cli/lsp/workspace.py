@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ...engine.lang.errors import Problem, RulesError
 from ...engine.paths import MANIFEST_NAME, Repository
 from ...engine.project import ProjectRun, load_rules, rules_folder
-from ...engine.spans import Sources, read_from
+from ...engine.yaml.spans import Sources, read_from
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -160,7 +160,7 @@ class Workspace:
     def check_rules(self, folder: str, buffers: Mapping[str, str]) -> dict[str, list[Problem]]:
         """``beeuni rules check`` of a rules folder, open buffers read instead of the disk: each
         rules file's absolute path → its problems."""
-        from ...engine.contract import RULES_INTERFACE
+        from ...engine.contract.rules_interface import RULES_INTERFACE
         from ...engine.lang import compile_sources, rules_files
 
         shown = self._shown_rules_folder(folder)

@@ -10,8 +10,8 @@ Adding a built-in is a change to the language (and to ``docs/rules-language.md``
 
 from __future__ import annotations
 
-from ..located import LocatedStr, unwrap
 from ..paths import QUESTIONS, Repository
+from ..yaml.located import LocatedStr, unwrap
 from . import patterns
 from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name
 

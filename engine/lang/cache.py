@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..cache_folder import blake2b, read_record, write_record
+from ..cache.folder import blake2b, read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -23,7 +23,7 @@ folders). A fact is compared like a ``let``'s new value.
 
 from __future__ import annotations
 
-from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
+from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

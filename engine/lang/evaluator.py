@@ -18,8 +18,8 @@ diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 
 from __future__ import annotations
 
-from ..located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 from ..visible import visible
+from ..yaml.located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 from . import values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
@@ -32,14 +32,14 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any
 
-    from ..text_edit import TextEdit
+    from ..edit.text_edit import TextEdit
     from .carry import Carried
 
 
 class Diagnostic:
     """One finding. ``fix_value`` is what the rule's ``fix`` clause gave (the new text of the
     value at the diagnostic's position), ``fix`` the edit that makes it, once the engine has
-    found where that value ends in the file (``engine/fixes.py``); both None without a fix."""
+    found where that value ends in the file (``engine/edit/fixes.py``); both None without a fix."""
 
     __slots__ = ("column", "file", "fix", "fix_value", "line", "message", "rule", "severity")
 

@@ -1,5 +1,5 @@
 """What a host program hands a rule set and reads back from it — the language's side of the
-contract. The engine's side, with its facts and names, is ``engine/contract.py``.
+contract. The engine's side, with its facts and names, is ``engine/contract/rules_interface.py``.
 
 Shapes of facts are written as data, the way JSON Schema is, but shorter:
 

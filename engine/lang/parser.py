@@ -23,7 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from ..cache_folder import cache_dir
+from ..cache.folder import cache_dir
 from . import hints
 from .errors import Problem, RulesError
 

@@ -16,7 +16,7 @@ or take all the machine's RAM; one that would is stopped with ``BudgetExceeded``
 
 from __future__ import annotations
 
-from ..located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
+from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -4,7 +4,7 @@ The rules compute what the commands print and what the daemon loads (docs/rules-
 "What the engine reads back"). An edit of the rules can give one of these values the wrong shape
 — a list where a view id belongs — and without a check that mistake would surface far from its
 cause: as a crash of ``resolve``, or as an answer 500 of the daemon in the middle of a session.
-``beeuni rules check`` knows their names and arities (``contract.py`` takes them from here), but
+``beeuni rules check`` knows their names and arities (``rules_interface.py`` takes them from here), but
 not every value a rule computes; so every value is also checked where it is read
 (``ProjectRun.output`` and ``ProjectRun.call``), and made of values any consumer takes on the
 way: located booleans become ``bool``, and records keep only, and in order, the fields the
@@ -17,9 +17,9 @@ pydantic model (``engine/resolved.py``); a test holds the two together.
 
 from __future__ import annotations
 
-from .lang import patterns
-from .lang.values import type_name
-from .located import LocatedConst, LocatedStr
+from ..lang import patterns
+from ..lang.values import type_name
+from ..yaml.located import LocatedConst, LocatedStr
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -552,7 +552,7 @@ SESSION_VALUES: dict[str, Shape] = {
 }
 
 
-#: the values read when the rules define them (``contract.OPTIONAL_READ_BACK_VALUES``)
+#: the values read when the rules define them (``rules_interface.OPTIONAL_READ_BACK_VALUES``)
 OPTIONAL_VALUES: dict[str, Shape] = {
     "HELP_PATTERN": Regex("a regular expression with a group, a message's help part", 1),
     "MANIFEST_SCHEMA": Map("a JSON Schema"),
@@ -565,7 +565,7 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
-    # how the release view resolves a relative import as Bun does (``release_facts.py``)
+    # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
         {
             "extensions": ListOf(Str(), "file extensions tried after a path, in order"),

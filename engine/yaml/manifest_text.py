@@ -2,7 +2,7 @@
 
 The file may be UTF-8 or UTF-16, with or without a byte order mark; the text has no mark, and
 ``encode`` puts the file's own back. A file that is no text refuses an edit here already
-(``EditRefused``, the refusal of every edit: ``edit.py``). Its own module, without ``edit.py``'s
+(``EditRefused``, the refusal of every edit: ``edit/entries.py``). Its own module, without ``edit/entries.py``'s
 YAML reading: ``validate`` decodes every manifest file it looks for suppression comments in.
 """
 

@@ -23,9 +23,9 @@ The engine's API for editors and the command line (``ProjectRun`` wraps the firs
 
 from __future__ import annotations
 
-from .edit import quoted, scalar_splices
-from .manifest_text import EditRefused
-from .source_text import SourceText
+from ..yaml.manifest_text import EditRefused
+from ..yaml.source_text import SourceText
+from .entries import quoted, scalar_splices
 from .text_edit import TextEdit, apply_edits, same_document, without_overlaps
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -33,7 +33,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .lang.evaluator import Diagnostic
+    from ..lang.evaluator import Diagnostic
 
     Verbatim = dict[tuple[str, int, int], tuple[int, int]]
 

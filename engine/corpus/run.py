@@ -17,7 +17,7 @@ import marshal
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from .rules_diff import compare_project, not_compared
+from .compare import compare_project, not_compared
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

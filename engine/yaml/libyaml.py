@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from .bare_import import bare_package
+from ..bare_import import bare_package
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -21,17 +21,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from .lang import RulesError
-from .lang.values import text
-from .manifest import load_manifest
-from .project import ManifestNotFound, ProjectRun, locate
-from .resolve import resolve
+from ..lang import RulesError
+from ..lang.values import text
+from ..manifest import load_manifest
+from ..project import ManifestNotFound, ProjectRun, locate
+from ..resolve import resolve
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .manifest import MergedManifest
-    from .paths import Repository
+    from ..manifest import MergedManifest
+    from ..paths import Repository
 
     DiagnosticKey = tuple[str, int, int, str, str, str]  # file, line, column, rule, severity, message
 

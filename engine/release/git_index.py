@@ -185,7 +185,7 @@ class Release:
         trailer = self.data[-self.hash_size :]
         if len(self.data) > 32 and trailer.strip(b"\0"):
             return trailer.hex()
-        from .cache_folder import blake2b
+        from ..cache.folder import blake2b
 
         return str(blake2b(self.data).hexdigest())
 

@@ -11,7 +11,7 @@ shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a who
 
 from __future__ import annotations
 
-from .lang.interface import Interface
+from ..lang.interface import Interface
 from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -19,8 +19,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/
 if TYPE_CHECKING:
     from typing import Any
 
-    from .lang.errors import Problem
-    from .lang.interface import FolderCheck
+    from ..lang.errors import Problem
+    from ..lang.interface import FolderCheck
 
 #: what ``files`` lists: every manifest file read
 FILE = {"path": "string", "root": "any", "imported_at": "any"}
@@ -44,7 +44,7 @@ LOAD_ERROR = {
     "character": "string",
 }
 
-#: an inline suppression comment (``engine/suppress.py``): ``line`` is the line it silences
+#: an inline suppression comment (``engine/edit/suppress.py``): ``line`` is the line it silences
 SUPPRESSION = {
     "at": "string",
     "file": "string",
@@ -120,22 +120,23 @@ OPTIONAL_READ_BACK_FUNCTIONS = {name: parameters for name, (parameters, _) in OP
 
 
 def _imported_when_run(module: str, name: str) -> FolderCheck:
-    """The folder check ``name`` of the module ``module`` of this package, imported when it first
-    runs: when rules are compiled, not on every run that reads compiled rules."""
+    """The folder check ``name`` of the engine's module ``module``, imported when it first runs:
+    when rules are compiled, not on every run that reads compiled rules."""
+    full = f"{__package__.rpartition('.')[0]}.{module}"
 
     def check(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
-        found: FolderCheck = getattr(__import__(module, globals(), None, [name], 1), name)
+        found: FolderCheck = getattr(__import__(full, None, None, [name]), name)
         return found(program, folder, shown)
 
     check.__name__ = check.__qualname__ = name
-    check.__module__ = f"{__package__}.{module}"  # (as the rule cache's key names it: Interface.fingerprint)
+    check.__module__ = full  # (as the rule cache's key names it: Interface.fingerprint)
     return check
 
 
 #: further checks of a rules folder, run when it is compiled: see ``lang.interface.FolderCheck``
 FOLDER_CHECKS: tuple[FolderCheck, ...] = (
     _imported_when_run("shipped", "check_shipped_modules"),
-    _imported_when_run("optional_readback", "check_optional_read_backs"),
+    _imported_when_run("contract.optional_readback", "check_optional_read_backs"),
 )
 
 #: the `let` in which the rules declare the manifest's shape, once: its keys, and what each

@@ -21,17 +21,17 @@ comment at the end of the line, else a new comment line above it.
 
 from __future__ import annotations
 
-from .lang import patterns
-from .located import LocatedStr
-from .source_text import SourceText
+from ..lang import patterns
+from ..yaml.located import LocatedStr
+from ..yaml.source_text import SourceText
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .lang.evaluator import Diagnostic
-    from .lang.patterns import Regex
+    from ..lang.evaluator import Diagnostic
+    from ..lang.patterns import Regex
     from .text_edit import TextEdit
 
     Record = dict[str, Any]
@@ -41,7 +41,7 @@ class Syntax:
     """The comment syntax, as the rules define it (``SUPPRESSION``)."""
 
     def __init__(self, definition: Any) -> None:
-        """``definition`` as ``ProjectRun.output`` checked it (``readback.py``): its pattern a
+        """``definition`` as ``ProjectRun.output`` checked it (``contract/readback.py``): its pattern a
         regular expression of the rules with the two groups."""
         self.source = str(definition["pattern"])
         self.separator = str(definition["separator"])

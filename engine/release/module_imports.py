@@ -1,5 +1,5 @@
 """What a tool module imports, read statically with the TypeScript parser (tree-sitter, as
-``opencode_source.py`` reads opencode's tool files): no code of the module runs.
+``edit/opencode_source.py`` reads opencode's tool files): no code of the module runs.
 
 An import is a string literal a module loader resolves: ``import … from "x"``, ``import "x"``,
 ``export … from "x"`` and ``import("x")`` with a literal argument. Each comes with its place (the

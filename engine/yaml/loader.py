@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 
+from ..once import once
 from .libyaml import (
     AliasEvent,
     CParser,
@@ -45,7 +46,6 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
-from .once import once
 from .source_text import line_break_pattern
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -192,7 +192,7 @@ def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], i
 
 def load_yaml_part(data: bytes, path: str, first_line: int, depth: int) -> tuple[Any, int] | None:
     """Parse ``data``, lines of a file that start at line ``first_line``, as a value nested
-    ``depth`` collections deep in that file (``engine/reparse.py``): positions and the depth
+    ``depth`` collections deep in that file (``engine/yaml/reparse.py``): positions and the depth
     limit as in the whole file. The value and how many values it holds; None when it does not
     parse, or has a problem."""
     problems: list[LoadProblem] = []

@@ -2,7 +2,7 @@
 
 A ``TextEdit`` replaces the text between two positions of one file (an insertion when they are
 equal). Positions are 1-based lines and columns counted as the diagnostics count them (code
-points, YAML's line breaks: ``source_text.py``); the end is exclusive. ``as_dict()`` is the form
+points, YAML's line breaks: ``yaml/source_text.py``); the end is exclusive. ``as_dict()`` is the form
 ``validate --format json`` prints under a diagnostic's ``fix``:
 
     {"file": "beeuni.yaml", "line": 3, "column": 1, "end_line": 3, "end_column": 5,
@@ -14,8 +14,8 @@ that the YAML still holds exactly what it held before, apart from the values mea
 
 from __future__ import annotations
 
-from .libyaml import ScalarEvent, YAMLError, events
-from .yaml_loader import plain_tag
+from ..yaml.libyaml import ScalarEvent, YAMLError, events
+from ..yaml.loader import plain_tag
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-    from .source_text import SourceText
+    from ..yaml.source_text import SourceText
 
 _STR_TAG = "tag:yaml.org,2002:str"
 

@@ -3,10 +3,10 @@
 An edit is spliced into the text at the positions libyaml reports, so comments, blank lines,
 quoting, order, indentation and each line's own line end (LF, CRLF or CR) stay as they were.
 After the splice the new text is read back with the loader ``validate`` uses
-(``yaml_loader.load_yaml``): it must hold exactly the old data with the one change, or the edit
+(``yaml/loader.py``: ``load_yaml``): it must hold exactly the old data with the one change, or the edit
 is refused with the reason. Nothing here touches the disk.
 
-    file = ManifestText.decode(data)            # manifest_text.py: UTF-8/16, with or without BOM
+    file = ManifestText.decode(data)            # yaml/manifest_text.py: UTF-8/16, with or without BOM
     new = set_entry(file.text, "tools", "notes", "tools/notes.ts", "# our own")
     file.encode(new)                            # the bytes to write, BOM and encoding kept
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from .libyaml import (
+from ..yaml.libyaml import (
     AliasEvent,
     MappingEndEvent,
     MappingStartEvent,
@@ -27,9 +27,9 @@ from .libyaml import (
     YAMLError,
     events,
 )
-from .located import unwrap
-from .manifest_text import EditRefused
-from .yaml_loader import load_yaml
+from ..yaml.loader import load_yaml
+from ..yaml.located import unwrap
+from ..yaml.manifest_text import EditRefused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -1,5 +1,5 @@
 """``beeuni rules check`` of the names the engine reads only when a rule set defines them
-(``contract.OPTIONAL_READ_BACK_VALUES`` and ``…_FUNCTIONS``: the code frame's help part, the
+(``rules_interface.OPTIONAL_READ_BACK_VALUES`` and ``…_FUNCTIONS``: the code frame's help part, the
 JSON Schema, what the language server completes, shows on hover and titles its quick fixes),
 and of the regular expressions among the others (``readback.PATTERN_VALUES``). The patterns
 checked are kept in the program, with their groups (``patterns.remember``).
@@ -14,8 +14,8 @@ still found where it is read: the command (or the language server) reports it as
 
 from __future__ import annotations
 
-from .lang import patterns
-from .lang.errors import Problem, RulesError
+from ..lang import patterns
+from ..lang.errors import Problem, RulesError
 from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, PATTERN_VALUES, VALUES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -30,9 +30,9 @@ SAMPLE_NAMES = "BEEUNI_TOOLS"
 def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
     """A ``FolderCheck``: every optional read-back name the rules define has its shape. It also
     keeps the regular expressions checked, with their groups, in ``program["patterns"]``."""
-    from .manifest import MergedManifest
-    from .paths import MANIFEST_NAME, Repository
-    from .project import ProjectRun
+    from ..manifest import MergedManifest
+    from ..paths import MANIFEST_NAME, Repository
+    from ..project import ProjectRun
 
     repo = Repository(folder)
     run = ProjectRun(repo, MANIFEST_NAME, program, merged=MergedManifest(repo, MANIFEST_NAME))

@@ -18,8 +18,8 @@ or in the new entry (its text and position are the whole file's business).
 
 from __future__ import annotations
 
+from .loader import MAX_FILE_BYTES, MAX_NODES, LoadProblem, load_yaml_counted, load_yaml_part
 from .located import LocatedList, LocatedMap
-from .yaml_loader import MAX_FILE_BYTES, MAX_NODES, LoadProblem, load_yaml_counted, load_yaml_part
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -94,7 +94,7 @@ def reparse(before: Parsed, data: bytes, path: str) -> Parsed | None:
     nodes = before.nodes - 1 - _count(old_value) + part_nodes - 1
     if nodes > MAX_NODES:
         return None
-    from .lang.carry import same  # (here: a first reading of a file imports nothing of editing)
+    from ..lang.carry import same  # (here: a first reading of a file imports nothing of editing)
 
     if same(new_value, old_value):
         new_value = old_value

@@ -12,9 +12,9 @@ about.
 
 from __future__ import annotations
 
+from ..once import once
 from .libyaml import YAMLError, tokens
 from .manifest_text import EditRefused, ManifestText
-from .once import once
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import posixpath
 
-from .located import LocatedStr
+from ..yaml.located import LocatedStr
+from .git_index import Release, no_release
 from .module_imports import Import, read_module
-from .release import Release, no_release
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .lang.builtins import Observer
+    from ..lang.builtins import Observer
 
 #: how many files one run reads for imports (modules and the files they import), and how large
 MAX_FILES = 500

@@ -13,7 +13,7 @@ result, the last run left its *dependency record* — everything its answer was 
   could not be read; compared byte for byte, no hash that could collide;
 - every question the run asked about the repository (``paths.Repository``: where a path leads,
   whether it is there, is a file, what a folder holds) with its answer;
-- when the run asked what the release holds (``release.py``): the git work tree, the index file
+- when the run asked what the release holds (``release/git_index.py``): the git work tree, the index file
   and a digest of its content (so a `git add` is a miss), and why each file found untracked is
   not tracked (asked of git again).
 
@@ -33,9 +33,9 @@ from __future__ import annotations
 import os
 import sys
 
-from .cache_folder import read_record, write_record
-from .located import LocatedStr
-from .paths import QUESTIONS, Repository, read_file
+from ..paths import QUESTIONS, Repository, read_file
+from ..yaml.located import LocatedStr
+from .folder import read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -47,8 +47,9 @@ FORMAT = 4
 #: set (to anything but empty or ``0``) to neither read nor write results
 NO_CACHE_VARIABLE = "BEEUNI_NO_CACHE"
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_CODE_FOLDERS = ("", "engine", os.path.join("engine", "lang"), "cli", os.path.join("cli", "formats"))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ENGINE = ("", "yaml", "contract", "lang", "release", "edit", "cache")  # what a check or a resolve runs
+_CODE_FOLDERS = ("", *(os.path.join("engine", stage) for stage in _ENGINE), "cli", os.path.join("cli", "formats"))
 
 
 def disabled_by_environment() -> bool:
@@ -119,7 +120,7 @@ def lookup(key: str, root: str, made_by: Any) -> Any:
             if repo.relative(path) != answer:
                 return None
         if record["release_asked"]:
-            from .release import current_signature
+            from ..release.git_index import current_signature
 
             if current_signature(root, record["release"]) != record["release"]:
                 return None

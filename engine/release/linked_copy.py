@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .release import Release
+from .git_index import Release
 
 
 @contextmanager

@@ -1,0 +1,7 @@
+"""The release view: what a config release holds — the files git tracks, staged ones included.
+
+Takes the repository; gives which files git's index holds (``git_index.py``, read directly), what
+each tool module imports (``module_imports.py``, read statically with tree-sitter), the
+``release`` fact for the rules built from both (``facts.py``), and a hard-linked copy of the
+release for ``validate --modules`` to load modules in (``linked_copy.py``).
+"""
