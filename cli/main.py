@@ -5,7 +5,8 @@ check of a small manifest. So the common forms of ``validate``, ``resolve`` and 
 (a maintainer's loop, and a CI step of a rules repository) are parsed here by hand and go
 straight to ``commands``; anything else — ``--help``, a mistake, every other
 command — goes to the Typer application, which owns the documented interface. A test runs both
-paths on the same arguments and requires the same output.
+paths on the same arguments and requires the same output. Measured through Typer instead, the
+first run (``--no-cache``) of the starter takes 237 ms instead of 31.
 
 For the same reason the modules of these commands do not import ``typing`` at run time (a tenth
 of a small run): each says ``TYPE_CHECKING = False`` where ``from typing import TYPE_CHECKING``

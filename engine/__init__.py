@@ -15,6 +15,5 @@ The pipeline, one stage a folder or module, in the order a run takes them:
 ``corpus/``       many projects under two rule sets (``beeuni rules diff``)
 
 Beside them: ``shipped.py`` (the Beeuni tools' modules in the rules folder), ``visible.py`` (text
-from a manifest made safe to print), ``bare_import.py`` (an extension module without its
-package's Python layer).
+from a manifest made safe to print), ``once.py`` (a value made on first use).
 """

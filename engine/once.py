@@ -2,7 +2,8 @@
 
 ``functools.cache`` does the same, but importing ``functools`` imports ``collections`` too, a
 tenth of a small run that may never call the function (a regular expression needed only for an
-error's position, pyyaml's resolver needed only for a number).
+error's position, pyyaml's resolver needed only for a number): measured with ``functools.cache``
+instead, the first run (``--no-cache``) of the starter takes 2.3 to 2.5 ms longer (of 24 to 26).
 """
 
 from __future__ import annotations

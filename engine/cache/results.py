@@ -148,6 +148,8 @@ def plain(value: Any, texts: dict[str, str]) -> Any:
 
     What a resolved tool set is made of is made at C speed, or written out here: records of
     plain values (kept as they are) and of located strings, lists of strings (its views).
+    Measured with a plain recursion instead, a fresh runner's ``resolve`` of the benchmarks'
+    2,000-tool project takes 273 ms instead of 257 (median of ten).
     ``texts``: each text made plain so far, by its text — a text is made plain once, however
     many views name it (``_strings``), so the record is built of a few thousand new strings,
     not a hundred thousand, and ``marshal`` writes each once."""

@@ -7,10 +7,9 @@ and lookaround, which RE2 does not have; a pattern that uses them is refused wit
 saying so (``problem``), by ``rules check`` at the pattern's literal, and at run time at the
 expression that built the pattern.
 
-RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
-per process (the last ``_KEPT`` of them are kept). What a run needs of it is the extension module
-(``re2._re2``), imported alone (``bare_import.py``); the package's ``re``-like wrapper only where
-a match's groups and positions are read.
+RE2 is imported on the first pattern compiled, not before (no check of the benchmarks' projects
+compiles one: their patterns are simple), and each pattern is compiled once per process (the
+last ``_KEPT`` of them are kept).
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
@@ -22,7 +21,6 @@ groups and positions), for the engine's other patterns from the rules.
 
 from __future__ import annotations
 
-from ..bare_import import submodule_alone
 from .simple_patterns import simple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -290,7 +288,9 @@ def _compile(pattern: str, capture: bool) -> Any:
 
 
 def _extension() -> Any:
-    return submodule_alone("re2", "_re2")
+    from re2 import _re2  # type: ignore[import-untyped]
+
+    return _re2
 
 
 def _options(capture: bool) -> Any:
