@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
@@ -27,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bench_daemon import BUN, DIRECT, TRIVIAL, start_daemon
+from bench_daemon import DIRECT, EXPERIMENTAL, TRIVIAL
+from daemon_helpers import BUN, start_daemon, stop_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO: dict[str, dict[str, Any]] = json.loads((ROOT / "tests" / "schema_zoo" / "zoo.json").read_text())
@@ -82,11 +82,10 @@ def daemon_overhead(calls: int) -> float:
             check=True,
         )
         direct_p50 = statistics.median(json.loads(direct.stdout))
-        daemon, connection = start_daemon(folder, folder / "state")
+        daemon = start_daemon(folder, folder / "state", *EXPERIMENTAL, output=subprocess.DEVNULL)
         try:
-            headers = {"authorization": f"Bearer {connection['token']}"}
-            url = f"{connection['url']}/beeuni/tools/trivial"
-            with httpx.Client(headers=headers, timeout=60) as client:
+            url = f"{daemon.url}/beeuni/tools/trivial"
+            with httpx.Client(headers=daemon.headers(), timeout=60) as client:
                 for n in range(200):  # warm-up
                     client.post(url, json={"n": n}).raise_for_status()
                 times = []
@@ -95,8 +94,7 @@ def daemon_overhead(calls: int) -> float:
                     client.post(url, json={"n": n}).raise_for_status()
                     times.append((time.perf_counter() - start) * 1000)
         finally:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=20)
+            stop_daemon(daemon)
         return float(statistics.median(times) - direct_p50)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

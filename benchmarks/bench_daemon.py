@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -25,14 +23,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-import httpx
-from beeuni.daemon.handoff import HandOff
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-BUN = ROOT / "node_modules" / ".bin" / "bun"
+sys.path.insert(0, str(ROOT / "tests"))
+
+from daemon_helpers import BUN, start_daemon, stop_daemon  # noqa: E402
+
+EXPERIMENTAL = ("--harness", "experimental")
 TRIVIAL = """export default {
   description: 'Returns its argument.',
   parameters: { type: 'object', properties: { n: { type: 'integer' } } },
@@ -76,23 +73,6 @@ await Promise.all(Array.from({ length: clients }, async () => {
 }))
 console.log(JSON.stringify({ latencies, throughput: done / ((performance.now() - began) / 1000) }))
 """
-
-
-def start_daemon(project: Path, state: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
-    """``beeuni daemon`` for ``project`` (the experimental harness), its state in ``state``; the
-    process and the connection it hands its starter, once it serves."""
-    env = {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1"}
-    hand_off = HandOff()
-    command = [str(BIN / "beeuni"), "daemon", str(project), "--harness", "experimental"]
-    command += ["--connection-fd", str(hand_off.fd)]
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(hand_off.fd,)
-    )
-    hand_off.started()
-    connection = hand_off.receive(120)
-    if not connection:
-        raise SystemExit(f"the daemon did not start (exit status {process.wait()})")
-    return process, json.loads(connection)
 
 
 def project(folder: Path) -> None:
@@ -140,17 +120,15 @@ def main() -> None:
         starts = []
         for run in range(options.starts):
             began = time.perf_counter()
-            process, connection = start_daemon(work / "project", work / f"state-{run}")
-            headers = {"authorization": f"Bearer {connection['token']}"}
-            httpx.post(f"{connection['url']}/beeuni/tools/tool_00", json={"n": 1}, headers=headers).raise_for_status()
+            daemon = start_daemon(work / "project", work / f"state-{run}", *EXPERIMENTAL, output=subprocess.DEVNULL)
+            daemon.call("tool_00", {"n": 1}).raise_for_status()
             starts.append((time.perf_counter() - began) * 1000)
             if run < options.starts - 1:
-                process.send_signal(signal.SIGTERM)
-                process.wait()
+                stop_daemon(daemon)
         median = statistics.median(starts)
         print(f"start to ready (5 Beeuni + 20 project tools): min {min(starts):.0f} ms, median {median:.0f} ms")
 
-        url = f"{connection['url']}/beeuni/tools/tool_00"
+        url, process = f"{daemon.url}/beeuni/tools/tool_00", daemon.process
         (work / "client.ts").write_text(CLIENT)
         (work / "direct.ts").write_text(DIRECT)
         module = work / "project" / "tools" / "tool_00.ts"
@@ -163,15 +141,14 @@ def main() -> None:
 
         watcher = threading.Thread(target=watch)
         watcher.start()
-        arguments = [url, connection["token"], str(options.calls), str(options.clients)]
+        arguments = [url, daemon.token, str(options.calls), str(options.clients)]
         try:
             client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
         finally:
             running.set()
             watcher.join()
         if client.returncode:
-            process.send_signal(signal.SIGTERM)
-            process.wait()
+            stop_daemon(daemon)
             raise SystemExit(f"the load generator failed:\n{client.stderr}")
         measured = json.loads(client.stdout)
         idle = resident_kib(process.pid)
@@ -193,8 +170,7 @@ def main() -> None:
             )
         print(f"throughput, {options.clients} concurrent clients: {measured['throughput']:.0f} calls/s")
         print(f"memory (daemon and its processes): idle {idle / 1024:.0f} MiB, peak {peak[0] / 1024:.0f} MiB")
-        process.send_signal(signal.SIGTERM)
-        process.wait()
+        stop_daemon(daemon)
     finally:
         shutil.rmtree(work)
 

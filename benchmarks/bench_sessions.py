@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from model_server import call, say, scripted_model  # noqa: E402
-from opencode_session import home_env, link_plugin_package, scripted_config  # noqa: E402
+from opencode_session import sessions_environment  # noqa: E402
 
 BEEUNI = str(Path(sys.executable).parent / "beeuni")
 ECHO = """export default {
@@ -58,18 +58,7 @@ def main() -> None:
         root = Path(temporary)
         folder = project(root)
         home = root / "home"
-        env = {
-            **os.environ,
-            **home_env(home),
-            "OPENCODE_CONFIG": scripted_config(home, model),
-            "BEEUNI_STATE_DIR": str(root / "state"),
-            "BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun"),
-            "BEEUNI_OPENCODE": str(ROOT / "node_modules" / ".bin" / "opencode"),
-        }
-        os.environ["BEEUNI_STATE_DIR"] = env["BEEUNI_STATE_DIR"]
-        from beeuni.daemon.secrets import project_dir
-
-        link_plugin_package(Path(project_dir(str(folder))) / "opencode")
+        env = {**os.environ, **sessions_environment(home, root / "state", folder, model)}
         to_id, to_end, log, listing = [], [], [], []
         for _ in range(runs):
             started = time.perf_counter()

@@ -26,10 +26,11 @@ def state_dir() -> str:
     return os.path.join(base, "beeuni")
 
 
-def project_dir(repo_root: str) -> str:
-    """The private folder of one project's state (created 0700)."""
+def project_dir(repo_root: str, state: str | None = None) -> str:
+    """The private folder of one project's state (created 0700), in ``state`` (default:
+    ``state_dir()``)."""
     digest = hashlib.sha256(os.path.realpath(repo_root).encode()).hexdigest()[:16]
-    folder = os.path.join(state_dir(), "projects", digest)
+    folder = os.path.join(state or state_dir(), "projects", digest)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
     return folder

@@ -46,27 +46,33 @@ def run_beeuni(
     return Result(done.stdout, done.stderr, done.returncode)
 
 
-def read_terminal(command: Sequence[str], cwd: Path | str, env: dict[str, str], stream: str, timeout: float) -> str:
+def read_terminal(
+    command: Sequence[str], cwd: Path | str, env: dict[str, str], stream: str, timeout: float
+) -> tuple[str, str]:
     """Run ``command`` with its standard output (``stream="stdout"``) or error (``"stderr"``) on a
-    pseudo-terminal, the other one discarded; what the terminal received."""
+    pseudo-terminal: what the terminal received, and what the other stream wrote."""
     import pty
+    import tempfile
 
     leader, follower = pty.openpty()
-    out, err = (follower, subprocess.DEVNULL) if stream == "stdout" else (subprocess.DEVNULL, follower)
-    with subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=err) as process:
-        os.close(follower)
-        received = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal's other side closed
-                break
-            if not chunk:
-                break
-            received += chunk
-        process.wait(timeout=timeout)
+    with tempfile.TemporaryFile() as other:
+        out, err = (follower, other) if stream == "stdout" else (other, follower)
+        with subprocess.Popen(list(command), cwd=cwd, env=env, stdout=out, stderr=err) as process:
+            os.close(follower)
+            received = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal's other side closed
+                    break
+                if not chunk:
+                    break
+                received += chunk
+            process.wait(timeout=timeout)
+        other.seek(0)
+        written = other.read().decode(errors="replace")
     os.close(leader)
-    return received.decode(errors="replace").replace("\r\n", "\n")
+    return received.decode(errors="replace").replace("\r\n", "\n"), written
 
 
 def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None = None) -> Result:

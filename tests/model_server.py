@@ -23,10 +23,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from platform_standin import JSONHandler
+from platform_standin import JSONHandler, serving
 
 FALLBACK_TEXT = "ok"
 MODEL_ID = "scripted"
@@ -179,7 +178,7 @@ def _chunks(key: str | None, turn_index: int, turn: Turn) -> Iterator[dict[str, 
 
 
 class _Handler(JSONHandler):
-    server: _Server
+    scripted: ScriptedModel  # the model it answers for (``scripted_model`` sets it)
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
@@ -195,7 +194,7 @@ class _Handler(JSONHandler):
             self._json(404, {"error": {"message": f"no such path {self.path}"}})
             return
         request = Request(body)
-        key, turn = self.server.model.answer(request)
+        key, turn = self.scripted.answer(request)
         chunks = list(_chunks(key, request.turn(), turn))
         if not body.get("stream"):
             self._json(200, _completion(chunks))
@@ -232,25 +231,14 @@ def _completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, model: ScriptedModel) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.model = model
-
-
 @contextmanager
 def scripted_model(script: dict[str, list[Turn]]) -> Iterator[ScriptedModel]:
     """Serve ``script`` on an ephemeral 127.0.0.1 port for the duration of the block."""
     model = ScriptedModel(script)
-    server = _Server(model)
-    model.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, name="scripted-model", daemon=True)
-    thread.start()
-    try:
+
+    class Handler(_Handler):
+        scripted = model
+
+    with serving(Handler) as url:
+        model.base_url = f"{url}/v1"
         yield model
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

@@ -98,13 +98,36 @@ def scripted_config(home: Path, model: ScriptedModel, base_url: str | None = Non
 
 
 def environment(home: Path, project: Path, model: ScriptedModel | None = None) -> dict[str, str]:
-    """opencode's environment: ``home_env``, PWD the project (opencode takes its project from
-    it), and — with ``model`` — a configuration (``OPENCODE_CONFIG``, beside the project's own
-    opencode.json) naming the scripted model."""
-    env = {**os.environ, **home_env(home), "PWD": str(project), "NO_COLOR": "1"}
+    """opencode's environment when a test runs it itself: ``opencode_variables``, PWD the project
+    (opencode takes its project from it)."""
+    return {**os.environ, **opencode_variables(home, model), "PWD": str(project), "NO_COLOR": "1"}
+
+
+def sessions_environment(
+    home: Path, state: Path, project: Path, model: ScriptedModel | None = None, base_url: str | None = None
+) -> dict[str, str]:
+    """What ``beeuni sessions`` runs with in tests and benchmarks: ``opencode_variables``, the state
+    folder ``state``, the set-up's Bun and opencode. The package opencode installs for the plugin,
+    in the opencode folder of the project's state, is linked beforehand: nothing is fetched."""
+    from beeuni.daemon.secrets import project_dir
+
+    link_plugin_package(Path(project_dir(str(project), str(state))) / "opencode")
+    return {
+        **opencode_variables(home, model, base_url),
+        "BEEUNI_STATE_DIR": str(state),
+        "BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun"),
+        "BEEUNI_OPENCODE": str(OPENCODE),
+    }
+
+
+def opencode_variables(home: Path, model: ScriptedModel | None = None, base_url: str | None = None) -> dict[str, str]:
+    """``home_env``, and — with ``model`` — a configuration (``OPENCODE_CONFIG``, beside the
+    project's own opencode.json) naming the scripted model (its requests sent to ``base_url``
+    instead, if given)."""
+    variables = home_env(home)
     if model is not None:
-        env["OPENCODE_CONFIG"] = scripted_config(home, model)
-    return env
+        variables["OPENCODE_CONFIG"] = scripted_config(home, model, base_url)
+    return variables
 
 
 def link_plugin_package(folder: Path) -> None:

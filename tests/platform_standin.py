@@ -1,10 +1,14 @@
 """A stand-in for the platform API (docs/platform-api.md): a real HTTP server on 127.0.0.1 that
-checks the bearer token and serves fixed answers, recording every request it gets."""
+checks the bearer token and serves fixed answers, recording every request it gets. The stand-ins'
+shared pieces are here too: their JSON answers (``JSONHandler``) and their serving loop
+(``serving``)."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -98,14 +102,30 @@ class PlatformStandIn:
                     city = dict(parse_qsl(url.query)).get("city", "")
                     self._json(200, {"city": city, "temp_c": 7.5, "conditions": "light rain"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._stack = ExitStack()
+        self.url = self._stack.enter_context(serving(Handler))
 
     def __enter__(self) -> PlatformStandIn:
-        self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._stack.close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a request still open at the end does not keep the test waiting
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on an ephemeral 127.0.0.1 port, from a thread, for the duration of the
+    block; its URL."""
+    server = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name=handler.__name__, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -193,7 +193,7 @@ def run_on_terminal(args: list[str], cwd: Path, colour: bool) -> str:
     env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
     if not colour:
         env["NO_COLOR"] = "1"
-    return read_terminal([BEEUNI, *args], cwd, env, "stdout", 60)
+    return read_terminal([BEEUNI, *args], cwd, env, "stdout", 60)[0]
 
 
 def test_on_a_terminal_text_is_code_frames_and_concise_stays_one_line() -> None:
@@ -209,29 +209,14 @@ def test_code_frames_on_a_terminal_import_neither_typing_nor_the_rest_of_pyyaml(
     """The frames' spans, and the fixes' splices (`did you mean`), come from libyaml's events
     (engine/yaml/libyaml.py), without `typing`."""
     import os
-    import pty
-    import subprocess
     import sys
 
-    from conftest import BEEUNI
+    from conftest import BEEUNI, read_terminal
 
     typos = ROOT / "tests" / "golden" / "agents-typos"
     command = [sys.executable, "-X", "importtime", BEEUNI, "validate", "project", "--no-cache"]
     run_on_terminal(["validate", "project"], typos, colour=False)  # the rule cache warm
-    leader, follower = pty.openpty()
-    env = {**os.environ, "NO_COLOR": "1"}
-    with subprocess.Popen(command, cwd=typos, stdout=follower, stderr=subprocess.PIPE, env=env) as process:
-        os.close(follower)
-        while True:
-            try:
-                if not os.read(leader, 65536):
-                    break
-            except OSError:  # the terminal's other side closed
-                break
-        assert process.stderr is not None
-        report = process.stderr.read().decode()
-        process.wait(timeout=60)
-    os.close(leader)
+    _, report = read_terminal(command, typos, {**os.environ, "NO_COLOR": "1"}, "stdout", 60)
     imported = {line.rpartition("|")[2].strip() for line in report.splitlines() if line.startswith("import time:")}
     assert {"beeuni.engine.yaml.spans", "beeuni.cli.frames"} <= imported
     assert sorted(imported & {"typing", "yaml.reader", "yaml.loader", "yaml.constructor"}) == []

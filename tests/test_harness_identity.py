@@ -8,6 +8,7 @@ The session's own calls still work. (``tests/intruder.py`` is the hostile comman
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -65,8 +66,9 @@ def make_project(folder: Path, state: Path) -> Path:
 
 
 def intrusion(project: Path, state: Path) -> list[str]:
-    """The intruder's command line: call `whoami` as admin with whatever it can read."""
-    return [sys.executable, str(INTRUDER), "admin", "whoami", str(project), str(state)]
+    """The intruder's command line: call `whoami` as admin with whatever it can read (the
+    descriptors of this test's processes: the daemon, opencode and what they started)."""
+    return [sys.executable, str(INTRUDER), "admin", "whoami", str(os.getpid()), str(project), str(state)]
 
 
 def only_refusals(report: dict[str, object], daemon: Daemon) -> None:

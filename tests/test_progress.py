@@ -42,7 +42,7 @@ def test_on_a_terminal_a_progress_bar(tmp_path: Path, command: str, label: str) 
     """Standard error is a terminal: the bar, with the rules' label, is drawn there."""
     env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm"}
     args = [sys.executable, "-c", "from beeuni.cli.main import main; main()", *commands(tmp_path)[command]]
-    received = read_terminal(args, tmp_path, env, "stderr", 300)
+    received, _ = read_terminal(args, tmp_path, env, "stderr", 300)
     assert label in received
 
 
@@ -67,5 +67,5 @@ def test_off_a_terminal_help_and_usage_errors_are_plain_text(tmp_path: Path, arg
 def test_on_a_terminal_help_comes_in_panels(tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1", "TERM": "xterm"}
     args = [sys.executable, "-c", "from beeuni.cli.main import main; main()", "-h"]
-    received = read_terminal(args, tmp_path, env, "stdout", 60)
+    received, _ = read_terminal(args, tmp_path, env, "stdout", 60)
     assert "Usage:" in received and "╭─" in received and "Commands" in received, received

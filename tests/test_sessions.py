@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from conftest import BEEUNI, ROOT, Result, run_beeuni
-from daemon_helpers import BUN, wait_until
+from daemon_helpers import wait_until
 from model_server import MODEL_ID, ScriptedModel, call, say, scripted_model
-from opencode_session import OPENCODE, home_env, link_plugin_package, scripted_config
+from opencode_session import sessions_environment
 from platform_standin import WEATHER_KEY, PlatformStandIn
 
 SESSION_LIMIT = 600  # seconds one `sessions new --wait` may take (a failure, not a measurement)
@@ -88,19 +88,10 @@ class Sessions:
         (tools / "wait_forever.ts").write_text(BLOCKS.replace("STANDIN", standin.url))
         (self.project / "beeuni.yaml").write_text(MANIFEST)
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
-        self._link_plugin_package()
 
     def env(self, model: ScriptedModel | None, base_url: str | None = None) -> dict[str, str]:
-        home = self.root / "home"
-        env = {
-            **home_env(home),
-            "BEEUNI_STATE_DIR": str(self.state),
-            "BEEUNI_BUN": str(BUN),
-            "BEEUNI_OPENCODE": str(OPENCODE),
-        }
-        if model is not None:  # the user's opencode configuration: the scripted model
-            env["OPENCODE_CONFIG"] = scripted_config(home, model, base_url)
-        return env
+        """``model`` as the user's opencode configuration."""
+        return sessions_environment(self.root / "home", self.state, self.project, model, base_url)
 
     def beeuni(self, *args: str, model: ScriptedModel | None = None, stdin: str | None = None) -> Result:
         return run_beeuni(list(args), cwd=self.project, stdin=stdin, env=self.env(model))
@@ -127,17 +118,6 @@ class Sessions:
         """The processes still running that belong to these sessions (they carry the state
         folder in their environment, or the project on their command line)."""
         return processes_mentioning(str(self.state), str(self.project))
-
-    def _link_plugin_package(self) -> None:
-        """The package opencode installs for the plugin in the daemon's opencode folder (in the
-        project's state folder), linked from this repository, so nothing is fetched."""
-        from beeuni.daemon.secrets import project_dir
-
-        os.environ["BEEUNI_STATE_DIR"] = str(self.state)
-        try:
-            link_plugin_package(Path(project_dir(str(self.project))) / "opencode")
-        finally:
-            del os.environ["BEEUNI_STATE_DIR"]
 
 
 def processes_mentioning(*marks: str) -> list[str]:

@@ -7,9 +7,11 @@ and lookaround, which RE2 does not have; a pattern that uses them is refused wit
 saying so (``problem``), by ``rules check`` at the pattern's literal, and at run time at the
 expression that built the pattern.
 
-RE2 is imported on the first pattern compiled, not before (no check of the benchmarks' projects
-compiles one: their patterns are simple), and each pattern is compiled once per process (the
-last ``_KEPT`` of them are kept).
+RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
+per process (the last ``_KEPT`` of them are kept). A text without what every match of a
+pattern needs is answered without RE2 (``needed_texts``): no check of the benchmarks' projects
+imports RE2 — their texts lack what the suppression comment's pattern needs — which saves the
+starter's first run (``--no-cache``) some 6 ms: 20 million instructions of its 83.
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
@@ -288,7 +290,7 @@ def _compile(pattern: str, capture: bool) -> Any:
 
 
 def _extension() -> Any:
-    from re2 import _re2  # type: ignore[import-untyped]
+    from re2 import _re2
 
     return _re2
 
