@@ -15,9 +15,7 @@ would stand, which type checkers read the same way.
 
 from __future__ import annotations
 
-import atexit
 import gc
-import os
 import sys
 
 from .shared import FORMATS, RULES_CHECK_FORMATS
@@ -136,10 +134,8 @@ def parse_rules_check(argv: list[str]) -> tuple[str | None, str] | None:
     return (folder if folder is not None else option, output_format or "text")
 
 
-def main(exit_at_once: bool = False) -> None:
-    """Run the command of ``sys.argv``. With ``exit_at_once`` (the installed command,
-    bin/beeuni), a command this module runs itself ends the process as soon as its output is
-    out (``_exit_at_once``); else it raises ``SystemExit`` as usual."""
+def main() -> None:
+    """Run the command of ``sys.argv``."""
     # A command is a short process that builds many small objects and frees them at exit: the
     # cyclic garbage collector would only walk them again and again (a third of a large run),
     # and once more at exit, unless they are frozen out of its reach first.
@@ -154,28 +150,9 @@ def main(exit_at_once: bool = False) -> None:
 
             app()
             return
-        if exit_at_once:
-            _exit_at_once(status)
         sys.exit(status)
     finally:
         gc.freeze()
-
-
-def _exit_at_once(status: int) -> None:
-    """End the process with ``status`` once standard output and error are flushed, without the
-    interpreter's teardown, which frees the rules, the manifest's values and every module one by
-    one — a millisecond of a small run, for a process that ends anyway. Only when nothing else
-    would run at exit: no exit handler registered (``atexit``), no thread but this one; and when
-    the output cannot be flushed (a closed pipe), Python's own exit reports it as always."""
-    threading = sys.modules.get("threading")
-    if atexit._ncallbacks() or (threading is not None and threading.active_count() > 1):
-        sys.exit(status)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        sys.exit(status)
-    os._exit(status)
 
 
 def fast_command(argv: list[str]) -> int | None:

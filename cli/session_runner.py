@@ -30,7 +30,7 @@ DAEMON_START_LIMIT = 120.0
 #: how much of a log a start failure quotes
 LOG_TAIL = 4000
 #: how the daemon is started: the beeuni of this interpreter
-BEEUNI = "from beeuni.cli.main import main; main(exit_at_once=True)"
+BEEUNI = "from beeuni.cli.main import main; main()"
 
 
 class SessionRefused(Exception):

@@ -8,9 +8,10 @@ The pipeline, one stage a folder or module, in the order a run takes them:
 ``release/``      what a config release holds: git's index, a module's imports
 ``contract/``     the facts handed to the rules and the values read back, with their shapes
 ``lang/``         the rules language: parser, checker, code generator, cache, runtime
-``project.py``    one project against one rule set: the entry point (``open_project``)
+``project.py``    one project against one rule set: the entry point (``open_project``); the
+                  diagnostics that inline comments silence are dropped (``suppress.py``)
 ``resolve.py``    the resolved tool set as a document; ``resolved.py``, its pydantic model
-``edit/``         changing files byte-exactly: fixes, suppressions, eject and new tools, migrate
+``edit/``         changing files byte-exactly: fixes, eject and new tools, migrate
 ``cache/``        what is kept between runs: the cache folder, the result cache
 ``corpus/``       many projects under two rule sets (``beeuni rules diff``)
 

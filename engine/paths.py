@@ -208,3 +208,26 @@ class Repository:
             return sorted(os.listdir(self.absolute(relative)))
         except OSError:
             return []
+
+
+def git_top(folder: str) -> tuple[str, str] | None:
+    """The work tree holding ``folder`` and the git folder of its index, or None outside git."""
+    ceilings = {os.path.realpath(path) for path in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if path}
+    current = os.path.realpath(folder)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.isdir(dot_git):
+            return current, dot_git
+        if os.path.isfile(dot_git):  # a linked work tree or a submodule: `gitdir: PATH`
+            try:
+                with open(dot_git, encoding="utf-8") as handle:
+                    first = handle.readline().strip()
+            except (OSError, ValueError):
+                return None
+            if first.startswith("gitdir:"):
+                return current, os.path.join(current, first[len("gitdir:") :].strip())
+            return None
+        parent = os.path.dirname(current)
+        if parent == current or parent in ceilings:
+            return None
+        current = parent

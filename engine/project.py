@@ -15,12 +15,12 @@ import os
 
 from .contract.readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
 from .contract.rules_interface import RULES_INTERFACE
-from .edit.suppress import Suppressions, Syntax
 from .lang import RulesError, load_program
 from .lang.builtins import Observer
 from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
-from .paths import MANIFEST_NAME, Repository, manifest_path
+from .paths import MANIFEST_NAME, Repository, git_top, manifest_path
+from .suppress import Suppressions, Syntax
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -108,8 +108,6 @@ class ProjectRun:
         """The ``release`` fact (``release/facts.py``): what git tracks of the modules the rules
         would load and of their imports; nothing to say outside git or without modules (asked in
         that order: outside git, which modules would load is not worked out at all)."""
-        from .release.git_index import Release, git_top, no_release
-
         given = self._given_release  # (a release given is not git's: nothing to ask again)
         if (given is not None and given[0] is None) or "IMPORT_RESOLUTION" not in self.program["lets"]:
             return no_release()  # (rules that do not say how imports resolve: no release view)
@@ -123,8 +121,10 @@ class ProjectRun:
         if not modules or resolution is None:
             return no_release()
         from .release.facts import release_fact
+        from .release.git_index import Release
 
         if given is not None:
+            assert given[0] is not None  # (no release given returned above)
             return release_fact(given[0], self.observer, modules, resolution)
         assert found is not None  # (outside git returned above)
         release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
@@ -147,7 +147,7 @@ class ProjectRun:
 
     @property
     def suppressions(self) -> Suppressions:
-        """The suppression comments of the files read (``engine/edit/suppress.py``), found when first asked."""
+        """The suppression comments of the files read (``engine/suppress.py``), found when first asked."""
         if self._suppressions is None:
             syntax = Syntax(self.output("SUPPRESSION"))
             self._suppressions = Suppressions(self.merged.sources, self.merged.stopped, syntax)
@@ -233,3 +233,8 @@ def rules_only(rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
     """A run over no manifest at all, for the values of the rules alone (``beeuni schema``)."""
     repo = Repository(os.getcwd())
     return ProjectRun(repo, MANIFEST_NAME, load_rules(rules_dir), merged=MergedManifest(repo, MANIFEST_NAME))
+
+
+def no_release() -> dict[str, Any]:
+    """The ``release`` fact where there is nothing to say: outside git, or no module to load."""
+    return {"git": False, "modules": [], "imports": []}

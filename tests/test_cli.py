@@ -61,9 +61,8 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
 
 
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
-    """bin/beeuni ends `validate`, `resolve` and `rules check` without the interpreter's teardown
-    (`_exit_at_once` in cli/main.py): what is still buffered is written first — here a document
-    larger than the output buffer — and the exit status is the command's."""
+    """bin/beeuni ends `validate`, `resolve` and `rules check` with what is still buffered
+    written — here a document larger than the output buffer — and the command's exit status."""
     args = ["resolve", "--json", "--no-cache", "project"]
     fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
     typer = run_typer(args, cwd=GOLDEN / "agents-subagents")
@@ -306,7 +305,7 @@ def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path
     warm = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
     assert warm.returncode == 0, warm.stderr
     imported = {line.rpartition("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
-    assert {"yaml._yaml", "beeuni.engine.yaml.loader", "beeuni.engine.edit.suppress"} <= imported
+    assert {"yaml._yaml", "beeuni.engine.yaml.loader", "beeuni.engine.suppress"} <= imported
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
     assert sorted(imported.intersection(NOT_WITHOUT_THE_RESULT_CACHE)) == []
 

@@ -249,9 +249,6 @@ class Record(Shape):
         self.drop_rest = drop_rest
         self.optional = optional or {}
         self._items = tuple((name, shape.plain) for name, shape in fields.items())
-        #: the field names in order, when every field is a string (``Str`` itself): a record of
-        #: exactly those, all strings, is copied as it is (a resolved harness has thousands)
-        self._strings = list(fields) if all(shape.__class__ is Str for shape in fields.values()) else None
         names = ", ".join(fields)
         if self.optional:
             names += f" (and optionally {', '.join(self.optional)})"
@@ -264,12 +261,6 @@ class Record(Shape):
     def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.wrong(value)
-        if (
-            self._strings is not None
-            and list(value) == self._strings
-            and _STRING_TYPES.issuperset(map(type, value.values()))
-        ):
-            return dict(value)
         try:
             plain = {name: check(value[name]) for name, check in self._items}
         except (KeyError, WrongShape):
@@ -363,51 +354,17 @@ HARNESS = Checked(
 )
 #: the blanks the daemon fills in its answers, and the answers it gives
 MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path", "caller", "pid", "command", "port")
-DAEMON_MESSAGE_KEYS = (
-    "not_loaded",
-    "not_visible",
-    "unknown_agent",
-    "not_delegating",
-    "timed_out",
-    "host_died",
-    "output_too_large",
-    "not_confined",
-    "confinement_required",
-    "host_not_started",
-    "module_output",
-    "log_dropped",
-    "unauthorized",
-    "refused_caller",
-    "caller_known",
-    "caller_unknown",
-    "no_connection_fd",
-    "connection_fd_not_socket",
-    "memory_unguarded",
-    "guard_required",
-    "starter_gone",
-    "plugin_without_connection",
-    "did_not_load",
-    "kept_last_good",
-    "widened",
-    "granted_since_start",
-    "spilled",
-    "not_an_object",
-    "bad_arguments",
-    "not_strict_json",
-    "too_deep",
-    "header_too_large",
-    "foreign_host",
-    "too_large",
-    "no_such_path",
-    "method_not_allowed",
-    "client_gone",
-    "bad_request",
-    "internal_error",
-    "invalid_arguments",
-    "invalid_schema",
-    "not_carried",
-    "view_output",
-    "output_not_json",
+DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
+    """
+    not_loaded not_visible unknown_agent not_delegating timed_out host_died output_too_large
+    not_confined confinement_required host_not_started module_output log_dropped unauthorized
+    refused_caller caller_known caller_unknown no_connection_fd connection_fd_not_socket
+    memory_unguarded guard_required starter_gone plugin_without_connection did_not_load
+    kept_last_good widened granted_since_start spilled not_an_object bad_arguments not_strict_json
+    too_deep header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
+    bad_request internal_error invalid_arguments invalid_schema not_carried view_output
+    output_not_json
+    """.split()  # noqa: SIM905
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)

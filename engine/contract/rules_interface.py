@@ -44,7 +44,7 @@ LOAD_ERROR = {
     "character": "string",
 }
 
-#: an inline suppression comment (``engine/edit/suppress.py``): ``line`` is the line it silences
+#: an inline suppression comment (``engine/suppress.py``): ``line`` is the line it silences
 SUPPRESSION = {
     "at": "string",
     "file": "string",

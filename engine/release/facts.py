@@ -16,7 +16,7 @@ from __future__ import annotations
 import posixpath
 
 from ..yaml.located import LocatedStr
-from .git_index import Release, no_release
+from .git_index import Release
 from .module_imports import Import, read_module
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -32,11 +32,9 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def release_fact(
-    release: Release | None, observer: Observer, modules: list[dict[str, Any]], resolution: dict[str, Any]
+    release: Release, observer: Observer, modules: list[dict[str, Any]], resolution: dict[str, Any]
 ) -> dict[str, Any]:
     """``resolution``: the rules' ``IMPORT_RESOLUTION`` (``extensions`` tried, ``followed``)."""
-    if release is None:
-        return no_release()
     reader = _Reader(release, observer, list(resolution["extensions"]), tuple(resolution["followed"]))
     found_modules = []
     imports: list[dict[str, Any]] = []

@@ -35,34 +35,6 @@ _NAME_MASK = 0xFFF
 _BEFORE_NAME = 40
 
 
-def no_release() -> dict[str, Any]:
-    """The ``release`` fact where there is nothing to say: outside git, or no module to load."""
-    return {"git": False, "modules": [], "imports": []}
-
-
-def git_top(folder: str) -> tuple[str, str] | None:
-    """The work tree holding ``folder`` and the git folder of its index, or None outside git."""
-    ceilings = {os.path.realpath(path) for path in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if path}
-    current = os.path.realpath(folder)
-    while True:
-        dot_git = os.path.join(current, ".git")
-        if os.path.isdir(dot_git):
-            return current, dot_git
-        if os.path.isfile(dot_git):  # a linked work tree or a submodule: `gitdir: PATH`
-            try:
-                with open(dot_git, encoding="utf-8") as handle:
-                    first = handle.readline().strip()
-            except (OSError, ValueError):
-                return None
-            if first.startswith("gitdir:"):
-                return current, os.path.join(current, first[len("gitdir:") :].strip())
-            return None
-        parent = os.path.dirname(current)
-        if parent == current or parent in ceilings:
-            return None
-        current = parent
-
-
 class Release:
     """The release of the repository at ``root`` (the folder that holds the manifest), as the
     index of the git work tree around it says; paths are repo-relative, as everywhere."""
@@ -87,6 +59,8 @@ class Release:
 
     @classmethod
     def of(cls, root: str) -> Release | None:
+        from ..paths import git_top
+
         found = git_top(root)
         return None if found is None else cls(found[0], found[1], root)
 

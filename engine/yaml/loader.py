@@ -271,13 +271,7 @@ class _Builder:
                             if skip:
                                 problems.append(LoadProblem("merge-key", loc))
                         continue
-                    # a plain scalar's tag; `plain_tag`'s common answer inline: text that is no
-                    # word and cannot be a number is text, as a quoted or block scalar is
-                    plain = None
-                    if (tag is None and event.implicit[0]) and (
-                        text[:1] in _NUMBER_LIKE or text in _WORDS or text[-1:] == "\n"
-                    ):
-                        plain = plain_tag(text)
+                    plain = plain_tag(text) if tag is None and event.implicit[0] else None
                     if tag is None and (plain is None or plain == _STR_TAG):
                         value = new_str(LocatedStr, text)
                         value.loc = loc

@@ -21,18 +21,18 @@ comment at the end of the line, else a new comment line above it.
 
 from __future__ import annotations
 
-from ..lang import patterns
-from ..yaml.located import LocatedStr
-from ..yaml.source_text import SourceText
+from .lang import patterns
+from .yaml.located import LocatedStr
+from .yaml.source_text import SourceText
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..lang.evaluator import Diagnostic
-    from ..lang.patterns import Regex
-    from .text_edit import TextEdit
+    from .edit.text_edit import TextEdit
+    from .lang.evaluator import Diagnostic
+    from .lang.patterns import Regex
 
     Record = dict[str, Any]
 
@@ -149,7 +149,7 @@ class Suppressions:
 
     def edit(self, diagnostic: Diagnostic) -> TextEdit | None:
         """The edit that silences ``diagnostic``, or None when its file cannot take one."""
-        from .text_edit import TextEdit, apply_edits, same_document
+        from .edit.text_edit import TextEdit, apply_edits, same_document
 
         source = self.text(diagnostic.file)
         if source is None or not 0 < diagnostic.line <= source.line_count:
