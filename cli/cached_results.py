@@ -110,10 +110,12 @@ def write(result: Any, output_format: str, quiet: bool, max_warnings: int | None
     manifest, diagnostics, fix_hint = result
     shown = [d for d in diagnostics if d["severity"] == "error"] if quiet else diagnostics
     if output_format == "json":
-        from ..engine.visible import visible_json
-        from .json_out import dumps
+        import json
 
-        sys.stdout.write(visible_json(dumps(diagnostic_text.validate_document(manifest, shown))) + "\n")
+        from ..engine.visible import visible_json
+
+        document = diagnostic_text.validate_document(manifest, shown)
+        sys.stdout.write(visible_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
     else:
         line = diagnostic_text.line
         sys.stdout.write(

@@ -23,115 +23,98 @@ from .shared import FORMATS, RULES_CHECK_FORMATS
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-#: the options of ``validate`` that take a value → the keyword of ``commands.validate``
-VALUE_OPTIONS = {
-    "--format": "output_format",
-    "--rules": "rules",
-    "--output": "output",
-    "--max-warnings": "max_warnings",
-    "--module-timeout": "module_timeout",
-}
+    #: a command's options with a value (→ keyword, conversion) and its flags (→ keyword)
+    Takes = tuple[dict[str, tuple[str, Callable[[str], Any]]], dict[str, str]]
 
 
-def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
-    """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
-    [--modules] [--module-timeout S] [--no-cache]``
-    → (paths, keyword arguments of ``commands.validate``), or None for anything this parser does
-    not take (Typer then handles it, errors included)."""
-    if not argv or argv[0] != "validate":
-        return None
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def chosen(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(value)
+        return value
+
+    return chosen
+
+
+def _count(value: str) -> int:
+    if not value.isdigit():
+        raise ValueError(value)
+    return int(value)
+
+
+#: what each command takes here (a value the conversion refuses is Typer's to report)
+VALIDATE: Takes = (
+    {
+        "--format": ("output_format", _choice(*FORMATS)),
+        "--rules": ("rules", str),
+        "--output": ("output", str),
+        "--max-warnings": ("max_warnings", _count),
+        "--module-timeout": ("module_timeout", float),
+    },
+    {"--quiet": "quiet", "-q": "quiet", "--modules": "modules", "--no-cache": "no_cache"},
+)
+RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json", "--no-cache": "no_cache"})
+RULES_CHECK: Takes = ({"--rules": ("rules", str), "--format": ("output_format", _choice(*RULES_CHECK_FORMATS))}, {})
+
+
+def parse(args: list[str], takes: Takes) -> tuple[list[str], dict[str, Any]] | None:
+    """The paths and the keyword arguments of ``args``, each option at most once; None for
+    anything this parser does not take (Typer then handles it, errors included)."""
+    values, flags = takes
     paths: list[str] = []
     options: dict[str, Any] = {}
-    args = iter(argv[1:])
-    for arg in args:
+    arguments = iter(args)
+    for arg in arguments:
         name, has_value, value = arg.partition("=")
-        keyword = VALUE_OPTIONS.get(name)
-        if keyword is not None and arg.startswith("--"):
+        if name in values and arg.startswith("--"):
+            keyword, convert = values[name]
             if not has_value:
-                value = next(args, "")
+                value = next(arguments, "")
             if not value or value.startswith("-") or keyword in options:
                 return None
-            if (name == "--format" and value not in FORMATS) or (name == "--max-warnings" and not value.isdigit()):
+            try:
+                options[keyword] = convert(value)
+            except ValueError:
                 return None
-            if name == "--module-timeout":
-                try:
-                    options[keyword] = float(value)
-                except ValueError:
-                    return None
-            else:
-                options[keyword] = int(value) if name == "--max-warnings" else value
-        elif arg in ("--quiet", "-q") and "quiet" not in options:
-            options["quiet"] = True
-        elif arg == "--modules" and "modules" not in options:
-            options["modules"] = True
-        elif arg == "--no-cache" and "no_cache" not in options:
-            options["no_cache"] = True
+        elif arg in flags and flags[arg] not in options:
+            options[flags[arg]] = True
         elif arg.startswith("-"):
             return None
         else:
             paths.append(arg)
-    return (paths or ["."], options)
+    return paths, options
+
+
+def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
+    """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
+    [--modules] [--module-timeout S] [--no-cache]`` → (paths, keyword arguments of
+    ``commands.validate``)."""
+    parsed = parse(argv[1:], VALIDATE) if argv[:1] == ["validate"] else None
+    return None if parsed is None else (parsed[0] or ["."], parsed[1])
 
 
 def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``resolve [PATH] [--json] [--rules DIR] [--no-cache]`` → (path, keyword arguments of
-    ``commands.resolve``), or None for anything else (``--schema`` included: Typer takes it)."""
-    if not argv or argv[0] != "resolve":
+    ``commands.resolve``); ``--schema`` is Typer's."""
+    parsed = parse(argv[1:], RESOLVE) if argv[:1] == ["resolve"] else None
+    if parsed is None or len(parsed[0]) > 1:
         return None
-    path: str | None = None
-    options: dict[str, Any] = {"rules": None, "as_json": False}
-    args = iter(argv[1:])
-    for arg in args:
-        name, has_value, value = arg.partition("=")
-        if name == "--rules":
-            if not has_value:
-                value = next(args, "")
-            if not value or value.startswith("-") or options["rules"] is not None:
-                return None
-            options["rules"] = value
-        elif arg == "--json" and not options["as_json"]:
-            options["as_json"] = True
-        elif arg == "--no-cache" and "no_cache" not in options:
-            options["no_cache"] = True
-        elif arg.startswith("-") or path is not None:
-            return None
-        else:
-            path = arg
-    return (path or ".", options)
+    return (parsed[0] or ["."])[0], {"rules": None, "as_json": False, **parsed[1]}
 
 
 def parse_rules_check(argv: list[str]) -> tuple[str | None, str] | None:
     """``rules check [DIR] [--rules DIR] [--format F]`` → (the rules folder or None for the
-    shipped rules, the format), or None for anything else (Typer takes it, and reports two
-    different folders)."""
-    if argv[:2] != ["rules", "check"]:
+    shipped rules, the format); two different folders are Typer's to report."""
+    parsed = parse(argv[2:], RULES_CHECK) if argv[:2] == ["rules", "check"] else None
+    if parsed is None or len(parsed[0]) > 1:
         return None
-    folder: str | None = None
-    option: str | None = None
-    output_format: str | None = None
-    args = iter(argv[2:])
-    for arg in args:
-        name, has_value, value = arg.partition("=")
-        if name in ("--rules", "--format"):
-            if not has_value:
-                value = next(args, "")
-            if not value or value.startswith("-"):
-                return None
-            if name == "--rules" and option is None:
-                option = value
-            elif name == "--format" and output_format is None and value in RULES_CHECK_FORMATS:
-                output_format = value
-            else:
-                return None
-        elif arg.startswith("-") or folder is not None:
-            return None
-        else:
-            folder = arg
+    folder, option = parsed[0][0] if parsed[0] else None, parsed[1].get("rules")
     if folder is not None and option is not None and folder != option:
         return None
-    return (folder if folder is not None else option, output_format or "text")
+    return (folder if folder is not None else option, parsed[1].get("output_format", "text"))
 
 
 def main() -> None:

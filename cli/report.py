@@ -43,9 +43,9 @@ def write_diagnostics(diagnostics: Sequence[Diagnostic], stream: TextIO = sys.st
 
 def write_json(document: Any, stream: TextIO | None = None) -> None:
     """``document`` as indented JSON (``json.dumps(indent=2, ensure_ascii=False)``'s text)."""
-    from .json_out import dumps
+    import json
 
-    (stream or sys.stdout).write(visible_json(dumps(document)) + "\n")
+    (stream or sys.stdout).write(visible_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
