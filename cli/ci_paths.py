@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import os
 
+from ..engine.paths import upward
+
 
 def git_root(folder: str) -> str | None:
     """The root of the git repository that holds ``folder``: the nearest folder, from it upward,
     with a ``.git`` (a folder; or a file, as in a linked worktree or a submodule)."""
-    current = os.path.abspath(folder)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    return next(
+        (above for above in upward(os.path.abspath(folder)) if os.path.exists(os.path.join(above, ".git"))), None
+    )
 
 
 def base_folder(project_root: str) -> str:

@@ -32,9 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from . import strict_json
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
-from .host import STATUS_OF_REASON
 from .hosts import HostAllowList
 from .log import write as log_line
 from .messages import say
@@ -127,20 +125,25 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
         log_line(message("refused_caller", detail=detail, caller=caller) + "\n")
         return refuse(401, message("unauthorized"))
 
-    def header_too_large(error: HeaderTooLarge) -> JSONResponse:
-        return refuse(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER)))
+    async def caller(request: Request) -> tuple[str | None, str | None] | JSONResponse:
+        """The calling agent and its parent, or the answer that refuses the request: no token
+        (401), an agent header over its limit (431)."""
+        if not authorized(request):
+            return await unauthorized(request)
+        try:
+            return agent_headers(request.headers)
+        except HeaderTooLarge as error:
+            return refuse(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER)))
 
     without_zod_said = False
 
     @app.get("/beeuni/tools")
     async def list_tools(request: Request, all: bool = False, without_zod: bool = False) -> Any:
         nonlocal without_zod_said
-        if not authorized(request):
-            return await unauthorized(request)
-        try:
-            agent, parent = agent_headers(request.headers)
-        except HeaderTooLarge as error:
-            return header_too_large(error)
+        found = await caller(request)
+        if isinstance(found, JSONResponse):
+            return found
+        agent, parent = found
         await session.refresh()  # a changed manifest is read before it is listed (the plugin lists at opencode's start)
         try:
             tools = session.offered(agent, parent, all)
@@ -156,24 +159,18 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
 
     async def call_tool(request: Request) -> JSONResponse:
         name = request.path_params["name"]
-        if not authorized(request):
-            return await unauthorized(request)
-        try:
-            agent, parent = agent_headers(request.headers)
-        except HeaderTooLarge as error:
-            return header_too_large(error)
+        found = await caller(request)
+        if isinstance(found, JSONResponse):
+            return found
+        agent, parent = found
         try:
             body = await _read_body(request, max_body)
         except TooLarge:
             return refuse(413, message("too_large", tool=name, detail=str(max_body)))
         try:
-            args = strict_json.parse(body) if body else {}
-        except strict_json.TooDeep:
-            return refuse(400, message("too_deep", tool=name, detail=str(strict_json.MAX_DEPTH)))
-        except strict_json.NotStrict as err:
-            return refuse(400, message("not_strict_json", tool=name, detail=err.literal))
-        except ValueError as err:  # not JSON, or not UTF-8
-            return refuse(400, message("bad_arguments", tool=name, detail=str(err)))
+            args = session.arguments(body, name)
+        except CallRefused as refused:
+            return refuse(refused.status, refused.message)
         call: asyncio.Task[Any] = asyncio.create_task(session.call(name, args, agent, parent))
         done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
         if not done:  # a longer call: also watch for the client going away
@@ -189,16 +186,10 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
             outcome = call.result()
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
-        assert session.current is not None
-        messages = session.current.resolved.messages
         if outcome.ok:
-            return JSONResponse(limit_output(outcome.output, name, messages["spilled"], spill))
-        if outcome.reason == "timed_out":
-            text = say(messages, "timed_out", tool=name, agent=agent or session.agent, detail=f"{session.timeout:g}")
-            return refuse(504, text)
-        if outcome.reason == "not_loaded":
-            return refuse(404, say(messages, "not_loaded", tool=name))
-        return refuse(STATUS_OF_REASON.get(outcome.reason, 500), outcome.error)
+            assert session.current is not None
+            return JSONResponse(limit_output(outcome.output, name, session.current.resolved.messages["spilled"], spill))
+        return refuse(*session.failure(outcome, name, agent))
 
     # The hot path: a plain route of the app's router, without FastAPI's parameter machinery
     # (a tenth of a call's time); the body is parsed and answered by hand anyway.

@@ -7,6 +7,8 @@ import os
 import shutil
 import sys
 
+from ..engine.paths import upward
+
 
 class BunMissing(Exception):
     """Bun is nowhere ``find_bun`` looks; the text telling how to install it is the rules'
@@ -35,11 +37,4 @@ def find_bun(project: str | None = None) -> str:
 
 def _project_buns(project: str) -> list[str]:
     """``node_modules/.bin/bun`` in ``project`` and each folder above it, nearest first."""
-    folder = os.path.abspath(project)
-    found = []
-    while True:
-        found.append(os.path.join(folder, "node_modules", ".bin", "bun"))
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return found
-        folder = parent
+    return [os.path.join(folder, "node_modules", ".bin", "bun") for folder in upward(os.path.abspath(project))]

@@ -8,11 +8,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from . import strict_json
-from .host import STATUS_OF_REASON
-from .messages import say
 from .output import limit_output
 from .session import CallRefused, Session
 
@@ -55,31 +51,19 @@ async def _describe(session: Session, tool: str) -> CallReport:
 async def _call(session: Session, tool: str, arguments: str) -> CallReport:
     await session.start()
     try:
-        assert session.current is not None
-        messages = session.current.resolved.messages
-        try:
-            args: Any = strict_json.parse(arguments.encode("utf-8", "surrogateescape")) if arguments.strip() else {}
-        except strict_json.TooDeep:
-            text = say(messages, "too_deep", tool=tool, detail=str(strict_json.MAX_DEPTH))
-            return CallReport(400, error=text, refused=True)
-        except strict_json.NotStrict as err:
-            return CallReport(400, error=say(messages, "not_strict_json", tool=tool, detail=err.literal), refused=True)
-        except ValueError as err:
-            return CallReport(400, error=say(messages, "bad_arguments", detail=str(err)), refused=True)
         agent = session.agent
         started = time.perf_counter()
         try:
-            outcome = await session.call(tool, args, agent, None)
+            body = arguments.encode("utf-8", "surrogateescape") if arguments.strip() else b""
+            outcome = await session.call(tool, session.arguments(body, tool), agent, None)
         except CallRefused as refused:  # a module that did not load was logged like the daemon logs it
             return CallReport(refused.status, error=refused.message, refused=True)
         duration = (time.perf_counter() - started) * 1000
         if outcome.ok:
-            answer = limit_output(outcome.output, tool, messages["spilled"])
+            assert session.current is not None
+            answer = limit_output(outcome.output, tool, session.current.resolved.messages["spilled"])
             return CallReport(200, output=answer["output"], spilled=answer.get("path"), duration_ms=duration)
-        if outcome.reason == "timed_out":
-            text = say(messages, "timed_out", tool=tool, agent=agent, detail=f"{session.timeout:g}")
-        else:
-            text = outcome.error
-        return CallReport(STATUS_OF_REASON.get(outcome.reason, 500), error=text, duration_ms=duration)
+        status, text = session.failure(outcome, tool, agent)
+        return CallReport(status, error=text, duration_ms=duration)
     finally:
         await session.stop()

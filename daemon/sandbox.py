@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fcntl import F_GETFD, FD_CLOEXEC, fcntl
 
+from ..engine.paths import upward
 from . import confine
 
 HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")
@@ -80,15 +81,8 @@ def confinement_for(bun: str, repo_root: str, modules: Iterable[str], hidden: It
 
 
 def _node_modules_above(folder: str) -> list[str]:
-    found = []
-    while True:
-        candidate = os.path.join(folder, "node_modules")
-        if os.path.isdir(candidate):
-            found.append(candidate)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return found
-        folder = parent
+    found = (os.path.join(above, "node_modules") for above in upward(folder))
+    return [candidate for candidate in found if os.path.isdir(candidate)]
 
 
 def environment(folder: str) -> dict[str, str]:

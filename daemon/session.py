@@ -21,10 +21,11 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import Harness, ResolvedToolSet
 from ..engine.visible import visible
+from . import strict_json
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .carried import uncarried
 from .grants import AgentKey, Grants, narrowed, widenings
-from .host import DEFAULT_MAX_OUTPUT, FRESH, CallOutcome, ModuleHost
+from .host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
 from .messages import say
@@ -380,6 +381,32 @@ class Session:
             return outcome
         finally:
             self._leave()
+
+    def arguments(self, body: bytes, tool: str) -> Any:
+        """A call's arguments from its body (none: ``{}``), or ``CallRefused`` (400) for a body
+        that is not strict JSON or nests too deep: the tool is not run."""
+        messages = self._messages()
+        try:
+            return strict_json.parse(body) if body else {}
+        except strict_json.TooDeep:
+            raise CallRefused(400, say(messages, "too_deep", tool=tool, detail=str(strict_json.MAX_DEPTH))) from None
+        except strict_json.NotStrict as err:
+            raise CallRefused(400, say(messages, "not_strict_json", tool=tool, detail=err.literal)) from None
+        except ValueError as err:  # not JSON, or not UTF-8
+            raise CallRefused(400, say(messages, "bad_arguments", tool=tool, detail=str(err))) from None
+
+    def failure(self, outcome: CallOutcome, tool: str, agent: str | None) -> tuple[int, str]:
+        """The status and text of a call that did not answer (``outcome.ok`` false)."""
+        messages = self._messages()
+        if outcome.reason == "timed_out":
+            return 504, say(messages, "timed_out", tool=tool, agent=agent or self.agent, detail=f"{self.timeout:g}")
+        if outcome.reason == "not_loaded":
+            return 404, say(messages, "not_loaded", tool=tool)
+        return STATUS_OF_REASON.get(outcome.reason, 500), outcome.error
+
+    def _messages(self) -> dict[str, str]:
+        assert self.current is not None
+        return self.current.resolved.messages
 
     def _check_view_output(self, loaded: Loaded, tool: str, output: str) -> None:
         """Log, once per tool and session, an override's output that does not fit the JSON the

@@ -11,6 +11,11 @@ from __future__ import annotations
 import os
 import stat
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 
 def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> None:
     """Write a file whole or not at all: a temporary file beside it, flushed to disk, then
@@ -210,11 +215,23 @@ class Repository:
             return []
 
 
+def upward(folder: str) -> Iterator[str]:
+    """``folder`` and each folder above it, up to the root."""
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
 def git_top(folder: str) -> tuple[str, str] | None:
     """The work tree holding ``folder`` and the git folder of its index, or None outside git."""
     ceilings = {os.path.realpath(path) for path in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if path}
-    current = os.path.realpath(folder)
-    while True:
+    start = os.path.realpath(folder)
+    for current in upward(start):
+        if current in ceilings and current != start:  # (git looks in the folder it starts from)
+            return None
         dot_git = os.path.join(current, ".git")
         if os.path.isdir(dot_git):
             return current, dot_git
@@ -227,7 +244,4 @@ def git_top(folder: str) -> tuple[str, str] | None:
             if first.startswith("gitdir:"):
                 return current, os.path.join(current, first[len("gitdir:") :].strip())
             return None
-        parent = os.path.dirname(current)
-        if parent == current or parent in ceilings:
-            return None
-        current = parent
+    return None

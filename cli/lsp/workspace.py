@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...engine.lang.errors import Problem, RulesError
-from ...engine.paths import MANIFEST_NAME, Repository
+from ...engine.paths import MANIFEST_NAME, Repository, upward
 from ...engine.project import ProjectRun, load_rules, rules_folder
 from ...engine.yaml.spans import Sources, read_from
 
@@ -35,14 +35,8 @@ class Analysis(NamedTuple):
 
 def find_project(path: str) -> str | None:
     """The folder of the manifest a file belongs to: its own folder's or the nearest above."""
-    folder = os.path.dirname(os.path.abspath(path))
-    while True:
-        if os.path.isfile(os.path.join(folder, MANIFEST_NAME)):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    folders = upward(os.path.dirname(os.path.abspath(path)))
+    return next((folder for folder in folders if os.path.isfile(os.path.join(folder, MANIFEST_NAME))), None)
 
 
 #: how long what was read of a repository's folders is trusted between two checks, in seconds:
