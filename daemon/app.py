@@ -2,19 +2,13 @@
 
     GET  /beeuni/tools                 the tools the calling agent sees: name, description, parameters
     POST /beeuni/tools/{name}          run a tool; the body is its arguments, a JSON object
-    GET  /beeuni/openapi.json          the OpenAPI document of the two (``openapi.py``)
+    GET  /beeuni/openapi.json          the OpenAPI document of the two, every answer included (``openapi.py``)
 
-Every request to a tool carries ``Authorization: Bearer <token>`` — the token the daemon handed its
+A request to a tool carries ``Authorization: Bearer <token>`` — the token the daemon handed its
 starter, who handed it to the harness alone (``handoff.py``); without it the answer is 401 and
-the log names the process that tried (``peer.py``). The calling agent is named in
-``X-Beeuni-Agent`` (default: the session's agent) and, for a subagent, the agent that started it
-in ``X-Beeuni-Parent``. Answers are JSON: ``{"output": ...}`` (with ``truncated``, ``size``,
-``lines`` and ``path`` when the output was stored in a file), or ``{"error": "..."}`` with 400
-(the body is not strict JSON or nests too deep, or the ``Host`` is not the daemon's), 401, 403,
-404, 413 (the body is over the limit), 422 (the body is no JSON object, or the tool threw: its
-message), 431 (an agent header is over its limit), 499 (cancelled), 502 (the module host died)
-or 504 (the tool ran out of time). FastAPI's own answers — an unknown path, a method not allowed, a query
-that does not validate — have the same ``{"error": ...}`` shape. Every text comes from the rules
+the log names the process that tried (``peer.py``). ``X-Beeuni-Agent`` names the calling agent,
+``X-Beeuni-Parent`` the agent that started it as a subagent. Every answer, FastAPI's own
+included, is JSON: ``{"output": ...}`` or ``{"error": "..."}``, its text from the rules
 (``DAEMON_MESSAGES``).
 """
 

@@ -1,18 +1,11 @@
 """The daemon's credential, passed from process to process on inherited sockets, never in a file.
 
-Whoever starts a session — the platform, ``beeuni sessions``, a test — starts the daemon with one
-end of a socket pair as ``--connection-fd N``. Once the daemon serves, it writes its connection
-document (one JSON object: ``url``, ``token``, ``pid``, ``harness``, ``plugin``) to that socket
-and closes it. The starter keeps the document, unwritten, and hands it on the same way to the
-harness it starts: opencode gets one end of another pair, its number in ``BEEUNI_DAEMON_FD``,
-and the plugin reads the document from it when it loads, then closes it. Nothing that calls is
-ever written to a file, an environment variable or a command line.
-
-Why a socket: a process of the same user can open another's pipe or file through
-``/proc/PID/fd/N`` and read what waits in it; a socket cannot be opened that way. Why that is
-enough: with Yama's ``ptrace_scope`` at 1 or more, a process cannot read the address space of a
-process that is not its descendant (``ptrace_guard.py``), and the harness's tools — the model's
-shell commands — are the harness's descendants.
+The daemon writes its connection document (one JSON object: ``url``, ``token``, ``pid``,
+``harness``, ``plugin``) to the socket its starter passed as ``--connection-fd N``, once it
+serves, and closes it; the starter hands it on the same way to the harness (opencode: the
+number in ``BEEUNI_DAEMON_FD``, read by the plugin when it loads). A socket, because another
+process of the user can open a file or pipe through ``/proc/PID/fd/N`` and read what waits in
+it, and no socket. The README's "Who may call the daemon" says why that is enough (Yama).
 """
 
 from __future__ import annotations

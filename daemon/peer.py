@@ -1,10 +1,6 @@
-"""Who is at the other end of a loopback connection to the daemon: the process, found in
-``/proc``, for the log line of a refused call.
-
-The kernel's table of TCP sockets (``/proc/net/tcp``) gives the inode of the client's socket —
-the one whose local address is the client's and whose remote address is the daemon's — and a
-process holding it has ``socket:[INODE]`` among its descriptors. Processes of another user are
-not readable; then, and when the client has gone meanwhile, the process is unknown.
+"""Who is at the other end of a loopback connection to the daemon, for the log line of a refused
+call: ``/proc/net/tcp`` gives the inode of the client's socket, and the process holding it has
+``socket:[INODE]`` among its descriptors (another user's process is not readable: unknown).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Whether the harness's address space — where the daemon's token lives — is out of reach of the
-session's other processes.
-
-The model's commands run as the harness's user. What keeps them from reading the harness's
-address space (``/proc/PID/mem``, ``process_vm_readv``, ``ptrace``) is Yama: with ``ptrace_scope``
-1 (the default of Ubuntu's and Debian's kernels) a process may only trace its own descendants,
-with 2 only a holder of ``CAP_SYS_PTRACE`` may, with 3 nobody may. The harness is the commands'
-ancestor, so 1 is enough — unless they hold ``CAP_SYS_PTRACE`` (as root does), which only 3 holds
-back.
+session's other processes: Yama's ``ptrace_scope`` 1 lets a process trace (and read the pages
+of) its descendants only, and the model's commands are the harness's descendants; 2 and 1 do not
+hold back a holder of ``CAP_SYS_PTRACE`` (root), 3 holds back everybody.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ names it reads — through the functions it calls; the code generator lists them
   "early cutoff" of incremental compilers);
 - a function's remembered results when none of its names changed (arguments are memo keys by
   value or by identity, and the manifest's unchanged values are the old objects: see
-  ``engine/reuse.py``);
+  ``yaml/reparse.py``);
 - a rule's diagnostics when none of its names changed; and for a rule that starts with
   ``for x in NAME``, when only ``NAME`` changed, the findings of each item that is the very
   same object as before (the rest of the rule runs for the new items only);
