@@ -12,14 +12,12 @@ import threw or the export has the wrong shape: ``error`` says how, as the daemo
 
 from __future__ import annotations
 
-import importlib
 import os
 import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -47,18 +45,12 @@ def probe_modules(
 
     ``opencode`` (``{"zod": [{"package", "member"}]}``): the modules are opencode custom tool
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
-    # jsonschema takes long to import: import it while Bun loads the modules
-    warming = threading.Thread(target=importlib.import_module, args=("jsonschema.validators",), daemon=True)
-    if opencode is None:
-        warming.start()
     confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()])
     folder = tempfile.mkdtemp(prefix="beeuni-probe-")
     try:
         facts = _probe_all(bun, modules, confinement, limit, folder, opencode, probed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    if opencode is None:
-        warming.join()
     for fact in facts:
         if fact["error"] is not None:
             fact["error"] = fact["error"].replace(root + "/", "")

@@ -4,6 +4,7 @@ plugin), hand the connection — URL and token — to the starter on its socket,
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import secrets
@@ -100,6 +101,10 @@ def serve(
                 await session.stop()
                 return 1
         log_line(f"beeuni daemon: serving {url} ({harness} harness); its connection went to its starter\n")
+        # A command runs without the cyclic collector (cli/main.py); the daemon runs for the session,
+        # so it collects — but never walks what the start built (the tool set, the rules), which lives on.
+        gc.freeze()
+        gc.enable()
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
         await uvicorn.Server(config).serve(sockets=[listener])
         return 0

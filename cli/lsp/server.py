@@ -363,12 +363,14 @@ def build_server(rules_dir: str | None, version: str) -> BeeuniServer:
     return server
 
 
-#: the cyclic garbage collector's thresholds while serving: each check allocates a manifest's
-#: worth of values while the last check's are still alive (what the next one keeps), and at
-#: Python's default (700 allocations) the collector walks them all many times per check — most
-#: of a check's time after an edit that changes many lines. Values are freed by their reference
-#: counts; the collector is for cycles, which a check makes few of.
-GC_THRESHOLDS = (50_000, 20, 100)
+#: the cyclic garbage collector's thresholds while serving. A command runs without the collector
+#: (cli/main.py); the server must not: each check of a 500-tool manifest leaves cycles behind,
+#: and without it the server grew by 250 MB per 100 edits. At Python's default (700 allocations)
+#: the collector walks each check's values many times (an edit's p99 95 ms); with a rare full
+#: collection (every 100th of the middle one) the cycles piled up there, 140 KB an edit. These
+#: keep an edit as fast as without the collector (p50 11 to 14 ms, `bench_lsp.py`) and the server
+#: at some 150 MB over 1,000 edits.
+GC_THRESHOLDS = (10_000, 10, 10)
 
 
 def serve(rules_dir: str | None) -> int:
@@ -376,6 +378,7 @@ def serve(rules_dir: str | None) -> int:
 
     from ..shared import beeuni_version
 
+    gc.enable()
     gc.set_threshold(*GC_THRESHOLDS)
     build_server(rules_dir, beeuni_version()).start_io()
     return 0
