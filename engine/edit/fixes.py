@@ -6,7 +6,7 @@ manifest, or a rule id in a suppression comment); the evaluator stores it on the
 (``text_edit.py``), stored as the diagnostic's ``fix``:
 
 * a YAML scalar's own text (after an anchor; quotes included) is replaced, and the new value is
-  written the way ``tools eject`` writes one (``edit.scalar_splices`` and ``edit.quoted``: in
+  written the way ``tools eject`` writes one (``entries.scalar_splices`` and ``entries.quoted``: in
   the scalar's own quote style, else double-quoted);
 * a value the engine cut out of a comment (``verbatim``: its position → its offsets) is replaced
   as it stands.
