@@ -1,6 +1,7 @@
-"""The command line's modules import one another without a cycle, lazy imports (inside a
-function) and imports for type checkers included, so each can be read, and changed, on its own;
-what several of them need is in ``cli/shared.py``, which imports nothing else from cli/."""
+"""The product's modules (engine/, cli/, daemon/) import one another without a cycle, lazy
+imports (inside a function) and imports for type checkers included, so each can be read, and
+changed, on its own; what several of the command line's modules need is in ``cli/shared.py``,
+which imports nothing else from cli/."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import ast
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-CLI = PACKAGE_ROOT / "cli"
 
 
 def _module_name(path: Path) -> str:
@@ -16,8 +16,8 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported(path: Path, name: str) -> set[str]:
-    """The cli modules that the module ``name`` (in ``path``) imports, anywhere in its text."""
+def _imported(path: Path, name: str, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that the module ``name`` (in ``path``) imports, anywhere in its text."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -26,15 +26,15 @@ def _imported(path: Path, name: str) -> set[str]:
         base = package.split(".")
         base = base[: len(base) - node.level + 1]
         target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-        # `from . import commands` names a module; `from .shared import bun` names a member
-        candidates = [f"{target}.{alias.name}" for alias in node.names] + [target]
-        found.update(c for c in candidates if c.startswith("cli") and c != name)
-    return found
+        # `from . import commands` names a module (not its package); `from .shared import bun` a member
+        named = [f"{target}.{alias.name}" for alias in node.names if f"{target}.{alias.name}" in modules]
+        found.update(c for c in (named if named and node.module is None else [*named, target]) if c != name)
+    return found & modules
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = {_module_name(path): path for path in CLI.rglob("*.py")}
-    return {name: _imported(path, name) & modules.keys() for name, path in modules.items()}
+def _graph(*folders: str) -> dict[str, set[str]]:
+    paths = {_module_name(path): path for folder in folders for path in (PACKAGE_ROOT / folder).rglob("*.py")}
+    return {name: _imported(path, name, set(paths)) for name, path in paths.items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -60,14 +60,14 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_cli_modules_import_one_another_without_a_cycle() -> None:
-    graph = _graph()
-    assert {"cli.commands", "cli.main", "cli.app", "cli.shared"} <= graph.keys()
+def test_the_modules_import_one_another_without_a_cycle() -> None:
+    graph = _graph("engine", "cli", "daemon")
+    assert {"cli.commands", "engine.project", "engine.yaml.loader", "daemon.server"} <= graph.keys()
     assert _cycle(graph) is None, " → ".join(_cycle(graph) or [])
 
 
 def test_the_shared_module_imports_nothing_else_from_cli() -> None:
-    assert _graph()["cli.shared"] == set()
+    assert {module for module in _graph("cli")["cli.shared"] if module.startswith("cli")} == set()
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
