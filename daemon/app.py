@@ -61,8 +61,7 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
         return JSONResponse({"error": message}, status_code=status)
 
     def message(key: str, **fields: str) -> str:
-        assert session.current is not None
-        return say(session.current.resolved.messages, key, **fields)
+        return say(session.messages(), key, **fields)
 
     # FastAPI's own answers, in the daemon's shape ------------------------------------------
 
@@ -181,8 +180,7 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
         except CallRefused as refused:
             return refuse(refused.status, refused.message)
         if outcome.ok:
-            assert session.current is not None
-            return JSONResponse(limit_output(outcome.output, name, session.current.resolved.messages["spilled"], spill))
+            return JSONResponse(limit_output(outcome.output, name, session.messages()["spilled"], spill))
         return refuse(*session.failure(outcome, name, agent))
 
     # The hot path: a plain route of the app's router, without FastAPI's parameter machinery

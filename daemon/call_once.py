@@ -60,8 +60,7 @@ async def _call(session: Session, tool: str, arguments: str) -> CallReport:
             return CallReport(refused.status, error=refused.message, refused=True)
         duration = (time.perf_counter() - started) * 1000
         if outcome.ok:
-            assert session.current is not None
-            answer = limit_output(outcome.output, tool, session.current.resolved.messages["spilled"])
+            answer = limit_output(outcome.output, tool, session.messages()["spilled"])
             return CallReport(200, output=answer["output"], spilled=answer.get("path"), duration_ms=duration)
         status, text = session.failure(outcome, tool, agent)
         return CallReport(status, error=text, duration_ms=duration)

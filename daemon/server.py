@@ -46,14 +46,18 @@ def serve(
     session = Session(
         path, rules, harness, agent, bun, timeout, max_output=max_output, require_confinement=require_confinement
     )
-    run = ProjectRun(session.repo, session.manifest, load_rules(rules))
-    messages = run.output("DAEMON_MESSAGES")
+
+    def run() -> ProjectRun:
+        """The rules over the project, for a text before the session has its own (a refusal)."""
+        return ProjectRun(session.repo, session.manifest, load_rules(rules))
+
     try:  # before anything starts: a daemon nobody can call is not started
         if connection_fd is None:
-            return _refused(say(messages, "no_connection_fd"))
+            return _refused(say(run().output("DAEMON_MESSAGES"), "no_connection_fd"))
         starter = starters_socket(connection_fd)
     except NotASocket:
-        return _refused(say(messages, "connection_fd_not_socket", detail=str(connection_fd)))
+        texts = run().output("DAEMON_MESSAGES")
+        return _refused(say(texts, "connection_fd_not_socket", detail=str(connection_fd)))
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
     # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -66,7 +70,7 @@ def serve(
     refused: list[Refusal] = []
 
     def refuse(reason: str, detail: str) -> Refusal:
-        return Refusal(run.call("eject_refusal", reason, "", detail))
+        return Refusal(run().call("eject_refusal", reason, "", detail))
 
     async def main() -> int:
         with starter:  # closed unsent when the start fails: the starter reads the end of it
@@ -75,6 +79,7 @@ def serve(
             except ConfinementRequired as refused_start:
                 log_line(str(refused_start) + "\n")
                 return 2
+            messages = session.messages()
             unguarded = memory_unguarded()
             if unguarded:
                 if require_confinement:

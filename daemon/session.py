@@ -385,7 +385,7 @@ class Session:
     def arguments(self, body: bytes, tool: str) -> Any:
         """A call's arguments from its body (none: ``{}``), or ``CallRefused`` (400) for a body
         that is not strict JSON or nests too deep: the tool is not run."""
-        messages = self._messages()
+        messages = self.messages()
         try:
             return strict_json.parse(body) if body else {}
         except strict_json.TooDeep:
@@ -397,14 +397,15 @@ class Session:
 
     def failure(self, outcome: CallOutcome, tool: str, agent: str | None) -> tuple[int, str]:
         """The status and text of a call that did not answer (``outcome.ok`` false)."""
-        messages = self._messages()
+        messages = self.messages()
         if outcome.reason == "timed_out":
             return 504, say(messages, "timed_out", tool=tool, agent=agent or self.agent, detail=f"{self.timeout:g}")
         if outcome.reason == "not_loaded":
             return 404, say(messages, "not_loaded", tool=tool)
         return STATUS_OF_REASON.get(outcome.reason, 500), outcome.error
 
-    def _messages(self) -> dict[str, str]:
+    def messages(self) -> dict[str, str]:
+        """The rules' texts of the daemon (``DAEMON_MESSAGES``) of the tool set now served."""
         assert self.current is not None
         return self.current.resolved.messages
 
