@@ -9,46 +9,32 @@ the module is taken back if the manifest cannot be written. A refusal changes no
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING
 
-from ..engine.lang.values import text
 from ..engine.project import open_project, rules_folder
 from ..engine.shipped import shipped_module_file
-from ..engine.visible import visible
-from .diagnostic_text import EXIT_FAILURE, EXIT_OK
-from .tool_files import Refusal, edited_manifest, writable, write_module_and_manifest
+from .tool_files import module_command, writable, write_module_and_manifest
 
 if TYPE_CHECKING:
     from typing import Any
 
     from ..engine.project import ProjectRun
+    from .tool_files import Refuse
 
 
 def eject(name: str, path: str, rules: str | None, force: bool) -> int:
     run = open_project(path, rules)
-    try:
-        module_path, manifest_file = _eject(run, rules, name, force)
-    except Refusal as refusal:
-        sys.stderr.write(f"beeuni: {visible(str(refusal))}\n")
-        return EXIT_FAILURE
-    for line in run.call("eject_summary", name, module_path, manifest_file):
-        sys.stdout.write(visible(text(line)) + "\n")
-    return EXIT_OK
+    return module_command(run, "eject", name, lambda refuse: _eject(run, rules, name, force, refuse))
 
 
-def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[str, str]:
-    def refuse(reason: str, detail: str = "") -> Refusal:
-        return Refusal(text(run.call("eject_refusal", reason, name, detail)))
-
+def _eject(run: ProjectRun, rules: str | None, name: str, force: bool, refuse: Refuse) -> tuple[str, str]:
     if name not in run.output("BEEUNI_TOOLS"):
-        raise refuse("not-beeuni")
+        raise refuse("not-beeuni", "")
     if run.merged.problems:
         raise refuse("broken", run.manifest)
     plan: dict[str, Any] = run.call("eject_plan", name)
     module_path = str(plan["path"])
-    repo = run.repo
-    module_target = writable(repo, module_path, refuse)
+    module_target = writable(run.repo, module_path, refuse)
     if os.path.lexists(module_target) and not force:
         raise refuse("exists", module_path)
     if os.path.isdir(module_target):
@@ -61,7 +47,4 @@ def _eject(run: ProjectRun, rules: str | None, name: str, force: bool) -> tuple[
     # the module ships in the rules folder, where `shipped_module(name)` of the rules places it
     with open(shipped_module_file(*rules_folder(rules), run.program, plan["shipped"]), "rb") as handle:
         source = handle.read()
-    manifest_file, new_manifest = edited_manifest(run, plan, [(name, module_path, str(plan["comment"]))], refuse)
-
-    write_module_and_manifest(repo, module_path, module_target, source, manifest_file, new_manifest)
-    return module_path, manifest_file
+    return write_module_and_manifest(run, plan, name, (module_path, module_target), source, refuse)

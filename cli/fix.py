@@ -24,6 +24,7 @@ from ..engine.yaml.source_text import SourceText
 from . import commands
 from .diagnostic_text import EXIT_ERRORS, EXIT_OK
 from .shared import UsageError
+from .tool_files import Changes, read_if_there
 
 if TYPE_CHECKING:
     from typing import Any
@@ -62,33 +63,16 @@ def _fix(run: ProjectRun, write: bool) -> bool:
 
 def _write_all(run: ProjectRun, changes: dict[str, bytes]) -> None:
     """Write every changed file, or — when one of them cannot be written safely — none."""
-    targets = {}
-    for file in changes:
-        if run.repo.relative(file) is None:
+    planned = Changes(run.repo)
+    for file, data in changes.items():
+        relative = run.repo.relative(file)
+        if relative is None:
             raise UsageError(text(run.call("fix_refusal", "link", file)))
-        target = os.path.realpath(run.repo.absolute(file))  # a link inside the repository stays a link
-        if _read(target) != run.merged.sources[file]:
+        target = os.path.realpath(run.repo.absolute(relative))  # a link inside the repository stays a link
+        if read_if_there(target) != run.merged.sources[file]:
             raise UsageError(text(run.call("fix_refusal", "changed", file)))
-        targets[file] = target
-    from ..engine.paths import write_file_atomically
-
-    written: list[str] = []
-    try:
-        for file, data in changes.items():
-            write_file_atomically(targets[file], data)
-            written.append(file)
-    except BaseException:
-        for file in written:  # put back what was already written
-            write_file_atomically(targets[file], run.merged.sources[file])
-        raise
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
+        planned.write(relative, target, data)
+    planned.commit()
 
 
 def unified_diff(file: str, old: bytes, new: bytes) -> str:

@@ -1,5 +1,5 @@
 """Writing tool modules and the manifest entries that declare them — shared by ``tools eject``,
-``tools new`` and ``tools migrate``.
+``tools new`` and ``tools migrate`` — and writing files together (``Changes``, also ``--fix``'s).
 
 Every write lands inside the repository (a symbolic link is followed only when its target is
 inside), each file is written atomically, and a command's writes go together: when one fails,
@@ -10,10 +10,14 @@ keeps every other byte.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from ..engine.edit.entries import add_section, set_entry
+from ..engine.lang.values import text
+from ..engine.visible import visible
 from ..engine.yaml.manifest_text import EditRefused, ManifestText
+from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -81,15 +85,39 @@ def edited_manifest(
         raise Refusal(f"{refuse('edit', manifest_file)} ({err})") from None
 
 
+def module_command(run: ProjectRun, command: str, name: str, write: Callable[[Refuse], tuple[str, str]]) -> int:
+    """Run a command that writes the module of the tool ``name``: ``write`` makes the changes and
+    returns the module's path and the manifest file, or raises its refusal (``<command>_refusal``
+    of the rules) before changing anything. Print that refusal, or the rules' summary
+    (``<command>_summary``)."""
+
+    def refuse(reason: str, detail: str = "") -> Refusal:
+        return Refusal(text(run.call(f"{command}_refusal", reason, name, detail)))
+
+    try:
+        module_path, manifest_file = write(refuse)
+    except Refusal as refusal:
+        sys.stderr.write(f"beeuni: {visible(str(refusal))}\n")
+        return EXIT_FAILURE
+    for line in run.call(f"{command}_summary", name, module_path, manifest_file):
+        sys.stdout.write(visible(text(line)) + "\n")
+    return EXIT_OK
+
+
 def write_module_and_manifest(
-    repo: Repository, module_path: str, module_target: str, source: bytes, manifest_file: str, manifest: bytes
-) -> None:
-    """Write the module, then the manifest, each atomically; the module is taken back (removed,
-    or its old bytes restored) when the manifest cannot be written."""
-    changes = Changes(repo)
+    run: ProjectRun, plan: dict[str, Any], name: str, module: tuple[str, str], source: bytes, refuse: Refuse
+) -> tuple[str, str]:
+    """Declare the module (its path, and its ``writable`` target) as the tool ``name``
+    (``edited_manifest``), then write the module and the manifest, each atomically; the module is
+    taken back (removed, or its old bytes restored) when the manifest cannot be written. The
+    module's path and the manifest file."""
+    module_path, module_target = module
+    manifest_file, manifest = edited_manifest(run, plan, [(name, module_path, str(plan["comment"]))], refuse)
+    changes = Changes(run.repo)
     changes.write(module_path, module_target, source)
-    changes.write(manifest_file, repo.real_target(manifest_file) or "", manifest)
+    changes.write(manifest_file, run.repo.real_target(manifest_file) or "", manifest)
     changes.commit()
+    return module_path, manifest_file
 
 
 class Changes:
@@ -110,7 +138,7 @@ class Changes:
         done: list[tuple[str, str, bytes | None]] = []  # (relative, target, the bytes before)
         try:
             for relative, target, data in self._planned:
-                previous = _read(target)
+                previous = read_if_there(target)
                 if data is None:
                     os.unlink(target)
                 else:
@@ -125,9 +153,10 @@ class Changes:
             raise
 
 
-def _read(path: str) -> bytes | None:
+def read_if_there(path: str) -> bytes | None:
+    """The bytes of ``path``; ``None`` when it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return handle.read()
-    except FileNotFoundError:
+    except OSError:
         return None
