@@ -18,7 +18,7 @@ import re
 import textwrap
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -26,6 +26,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..cache.folder import cache_dir
 from . import hints
 from .errors import Problem, RulesError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 Node = dict[str, Any]
 
@@ -309,6 +312,15 @@ def _pos(meta: Any) -> list[int]:
     return [meta.line, meta.column]
 
 
+def _node(kind: str, *fields: str) -> Callable[[Any, Any, list[Any]], Node]:
+    """A transformer method that makes a node of ``kind`` whose ``fields`` are its children."""
+
+    def make(self: Any, meta: Any, items: list[Any]) -> Node:
+        return {"t": kind, **dict(zip(fields, items, strict=True)), "pos": _pos(meta)}
+
+    return make
+
+
 @v_args(meta=True)
 class _ToAst(Transformer[Token, Any]):
     """Lark's tree → plain nodes. A mistake inside a template is recorded in ``problems`` (its
@@ -368,46 +380,30 @@ class _ToAst(Transformer[Token, Any]):
             return {"t": "doc", "value": self.template(meta, [token]), "pos": _pos(meta)}
         return {"t": "doc", "value": decode_string(str(token)), "pos": _pos(meta)}
 
-    def for_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "for", "vars": items[0], "iter": items[1], "pos": _pos(meta)}
-
     def let_clause(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "let_clause", "name": str(items[0]), "expr": items[1], "pos": _pos(meta)}
 
-    def when_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "when", "expr": items[0], "pos": _pos(meta)}
-
-    def at_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "at", "expr": items[0], "pos": _pos(meta)}
-
-    def message_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "message", "expr": items[0], "pos": _pos(meta)}
-
-    def fix_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "fix", "expr": items[0], "pos": _pos(meta)}
+    for_clause = _node("for", "vars", "iter")
+    when_clause = _node("when", "expr")
+    at_clause = _node("at", "expr")
+    message_clause = _node("message", "expr")
+    fix_clause = _node("fix", "expr")
 
     def target(self, meta: Any, items: list[Token | None]) -> list[str]:
         return [str(item) for item in items if item is not None]
 
     # expressions ---------------------------------------------------------------------------
 
-    def if_expr(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "if", "cond": items[0], "then": items[1], "else": items[2], "pos": _pos(meta)}
-
-    def or_expr(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "or", "left": items[0], "right": items[1], "pos": _pos(meta)}
-
-    def and_expr(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "and", "left": items[0], "right": items[1], "pos": _pos(meta)}
-
-    def not_expr(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "not", "expr": items[0], "pos": _pos(meta)}
+    if_expr = _node("if", "cond", "then", "else")
+    or_expr = _node("or", "left", "right")
+    and_expr = _node("and", "left", "right")
+    not_expr = _node("not", "expr")
+    in_expr = _node("in", "left", "right")
+    index = _node("index", "obj", "key")
+    list_comp = _node("comp", "element", "vars", "iter", "cond")
 
     def compare(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "compare", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
-
-    def in_expr(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
 
     def not_in_expr(self, meta: Any, items: list[Node]) -> Node:
         member = {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
@@ -418,9 +414,6 @@ class _ToAst(Transformer[Token, Any]):
 
     def attr(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "attr", "obj": items[0], "name": str(items[1]), "pos": _pos(meta)}
-
-    def index(self, meta: Any, items: list[Node]) -> Node:
-        return {"t": "index", "obj": items[0], "key": items[1], "pos": _pos(meta)}
 
     def call(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "call", "fn": str(items[0]), "args": items[1] or [], "pos": _pos(meta)}
@@ -458,17 +451,6 @@ class _ToAst(Transformer[Token, Any]):
 
     def list_literal(self, meta: Any, items: list[Node | None]) -> Node:
         return {"t": "list", "items": [item for item in items if item is not None], "pos": _pos(meta)}
-
-    def list_comp(self, meta: Any, items: list[Any]) -> Node:
-        element, variables, iterable, condition = items
-        return {
-            "t": "comp",
-            "element": element,
-            "vars": variables,
-            "iter": iterable,
-            "cond": condition,
-            "pos": _pos(meta),
-        }
 
     def map_literal(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "map", "pairs": [item for item in items if item is not None], "pos": _pos(meta)}
