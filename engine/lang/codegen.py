@@ -45,27 +45,9 @@ Node = dict[str, Any]
 
 #: The names the generated code finds in its globals (see ``evaluator.runtime_namespace``).
 HELPERS = (
-    "G",
-    "V",
-    "A",
-    "I",
-    "IN",
-    "OP",
-    "EQ",
-    "LT",
-    "LE",
-    "GT",
-    "GE",
-    "ITEMS",
-    "PAIRS",
-    "BUILD",
-    "BUDGET",
-    "T",
-    "TJ",
-    "FIX",
-    "MEMO",
-    "OBS",
-    "TN",
+    *("G", "V", "A", "I", "IN", "OP", "EQ", "LT", "LE", "GT", "GE"),  # names, fields, operators
+    *("ITEMS", "PAIRS", "BUILD", "BUDGET"),  # what a loop or a built value charges
+    *("T", "TJ", "FIX", "MEMO", "OBS", "TN"),  # texts, fixes, memos, the repository, type names
     # each built-in under its own name (a global read, not a table's item)
     *(f"B_{name}" for name in BUILTINS),
 )
@@ -393,10 +375,8 @@ class _Generator:
         template (their contents, if sized at run time, are charged there), a function's body
         (a remembered function's charges itself, when it runs: a call answered from the memo
         builds only the memo's entry), the larger of a conditional's branches."""
-        if isinstance(node, list):
-            return sum(self.room(item) for item in node)
         if not isinstance(node, dict):
-            return 0
+            return sum(self.room(item) for item in children(node))
         kind = node.get("t")
         if kind == "comp":
             return OBJECT + self.room(node["iter"])
@@ -417,28 +397,19 @@ class _Generator:
                 total = self.fn_room(name)
             elif name in _NEW_OBJECT:
                 total = OBJECT
-        for key, value in node.items():
-            if key not in ("t", "pos") and isinstance(value, dict | list):
-                total += self.room(value)
-        return total
+        return total + sum(self.room(child) for child in children(node))
 
     def weight(self, node: Any) -> int:
         """The steps of evaluating ``node`` once, outside the loops it holds (which charge
         themselves, per item); a call costs its function's weight. The checker has ruled out
         cycles, so this ends."""
-        if isinstance(node, list):
-            return sum(self.weight(item) for item in node)
         if not isinstance(node, dict):
-            return 0
-        kind = node.get("t")
-        if kind == "comp":
+            return sum(self.weight(item) for item in children(node))
+        if node.get("t") == "comp":
             return 1 + self.weight(node["iter"])
-        total = 1
-        if kind == "call" and node["fn"] in self.program["fns"]:
+        total = 1 + sum(self.weight(child) for child in children(node))
+        if node.get("t") == "call" and node["fn"] in self.program["fns"]:
             total += self.fn_weight(node["fn"])
-        for key, value in node.items():
-            if key not in ("t", "pos") and isinstance(value, dict | list):
-                total += self.weight(value)
         return total
 
     # expressions -----------------------------------------------------------------------------
@@ -655,13 +626,19 @@ _FIELD = re.compile(r"\.get\('(\w+)'\) if ")
 _LOCAL = re.compile(r"[av]_\w+")
 
 
+def children(node: Any) -> list[Any]:
+    """The nodes and lists of nodes directly in ``node`` (an expression node, or a list of them
+    such as a call's arguments): the one walk over the syntax tree that every measure shares."""
+    if isinstance(node, list):
+        return [item for item in node if isinstance(item, dict | list)]
+    if isinstance(node, dict):
+        return [value for key, value in node.items() if key not in ("t", "pos") and isinstance(value, dict | list)]
+    return []
+
+
 def _size(node: Any) -> int:
     """The number of expression nodes in ``node``."""
-    if isinstance(node, list):
-        return sum(_size(item) for item in node)
-    if not isinstance(node, dict):
-        return 0
-    return 1 + sum(_size(value) for key, value in node.items() if key not in ("t", "pos"))
+    return (1 if isinstance(node, dict) else 0) + sum(_size(child) for child in children(node))
 
 
 def _constants(node: Node) -> str | None:
@@ -720,27 +697,19 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
     verdicts: dict[str, bool] = {}
 
     def builds(node: Any) -> bool:
-        if isinstance(node, list):
-            return any(builds(item) for item in node)
-        if not isinstance(node, dict):
-            return False
-        kind = node.get("t")
+        kind = node.get("t") if isinstance(node, dict) else None
         if kind in ("comp", "binop"):  # builds a list (or a string)
             return True
         if kind == "call" and node["fn"] not in fns:
             name = node["fn"]
             if BUILTINS[name][3] == "observer" or name in _BUILDING:
                 return True
-        return any(builds(value) for key, value in node.items() if key not in ("t", "pos"))
+        return any(builds(child) for child in children(node))
 
     def calls_costly(node: Any) -> bool:
-        if isinstance(node, list):
-            return any(calls_costly(item) for item in node)
-        if not isinstance(node, dict):
-            return False
-        if node.get("t") == "call" and node["fn"] in fns and is_costly(node["fn"]):
+        if isinstance(node, dict) and node.get("t") == "call" and node["fn"] in fns and is_costly(node["fn"]):
             return True
-        return any(calls_costly(value) for key, value in node.items() if key not in ("t", "pos"))
+        return any(calls_costly(child) for child in children(node))
 
     def condition_on(node: Node, param: str) -> bool:
         """Whether ``node`` only tests and compares, calling the costly functions with ``param``."""
@@ -748,8 +717,7 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
             return False
         if node["t"] == "call" and node["fn"] in fns and is_costly(node["fn"]):
             return all(arg["t"] == "name" and arg["name"] == param for arg in node["args"])
-        children = [value for key, value in node.items() if key not in ("t", "pos") and isinstance(value, dict | list)]
-        items = [item for child in children for item in (child if isinstance(child, list) else [child])]
+        items = [item for child in children(node) for item in (child if isinstance(child, list) else [child])]
         return all(condition_on(item, param) for item in items)
 
     def is_costly(name: str) -> bool:

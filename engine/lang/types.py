@@ -350,14 +350,10 @@ class _TypeChecker:
         key = node["key"]
         self.expr(key, scope)
         literal = key["t"] == "value" and isinstance(key["value"], str)
-        if (of[0] == "data" or (of[0] == "map" and len(of) > 2)) and literal:
+        if literal and (of[0] in ("data", "record") or (of[0] == "map" and len(of) > 2)):
             return self.field(node, of, key["value"])
         if of[0] == "data":
             return ("data", of[1][1]) if of[1][0] in ("each", "items") else ANY
-        if of[0] == "record":
-            if key["t"] == "value" and isinstance(key["value"], str):
-                return self.field(node, of, key["value"])
-            return ANY
         if of[0] in ("map", "list"):
             return _maybe(of[1])
         if of[0] == "string":
