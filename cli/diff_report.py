@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, TextIO
 
-FAIL_ON = ("any", "new-errors")
-
 
 def summarize(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     per_rule: dict[str, dict[str, Any]] = {}

@@ -23,14 +23,18 @@ def _answer(description: str, schema: dict[str, Any] = ERROR) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _header(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "header", "required": False, "description": description, "schema": {"type": "string"}}
+def _optional(place: str, name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter of a request: in its ``header`` or its ``query``."""
+    return {"name": name, "in": place, "required": False, "description": description, "schema": schema}
+
+
+STRING, FLAG = {"type": "string"}, {"type": "boolean", "default": False}
 
 
 HEADER_TOO_LARGE = _answer(f"`X-Beeuni-Agent` or `X-Beeuni-Parent` is longer than {MAX_HEADER} bytes.")
 AGENT_HEADERS = [
-    _header("X-Beeuni-Agent", "The calling agent (default: the session's agent)."),
-    _header("X-Beeuni-Parent", "The agent that started the caller as a subagent."),
+    _optional("header", "X-Beeuni-Agent", "The calling agent (default: the session's agent).", STRING),
+    _optional("header", "X-Beeuni-Parent", "The agent that started the caller as a subagent.", STRING),
 ]
 SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -122,21 +126,14 @@ def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
         "summary": "The tools the calling agent sees",
         "operationId": "list_tools",
         "parameters": [
-            {
-                "name": "all",
-                "in": "query",
-                "required": False,
-                "description": "Every tool the session serves, whoever sees it.",
-                "schema": {"type": "boolean", "default": False},
-            },
-            {
-                "name": "without_zod",
-                "in": "query",
-                "required": False,
-                "description": "Sent by the standard harness's plugin when it found no zod to carry the schemas"
-                " exactly: the daemon logs it once.",
-                "schema": {"type": "boolean", "default": False},
-            },
+            _optional("query", "all", "Every tool the session serves, whoever sees it.", FLAG),
+            _optional(
+                "query",
+                "without_zod",
+                "Sent by the standard harness's plugin when it found no zod to carry the schemas exactly:"
+                " the daemon logs it once.",
+                FLAG,
+            ),
             *AGENT_HEADERS,
         ],
         "responses": {

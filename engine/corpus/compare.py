@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
     DiagnosticKey = tuple[str, int, int, str, str, str]  # file, line, column, rule, severity, message
 
-SIDES = ("base", "new")
-
 
 def compare_project(shown: str, path: str, base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """The difference ``new`` makes to the project at ``path`` against ``base``; ``shown`` is how
