@@ -12,8 +12,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import IO
 
 #: seconds a group has to end after SIGTERM before it gets SIGKILL
@@ -75,29 +75,27 @@ class Interrupted(BaseException):
     """SIGINT or SIGTERM arrived: the command stops what it started, then ends."""
 
 
-@contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible() -> AbstractContextManager[None]:
     """Within the block, SIGINT and SIGTERM raise ``Interrupted`` (SIGHUP is ignored: a session
     outlives the terminal that started it only when it was started without ``--wait``)."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise Interrupted()
 
-    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return _stops_handled_by(interrupt)
+
+
+def uninterrupted() -> AbstractContextManager[None]:
+    """Within the block, SIGINT and SIGTERM are ignored, so that a cleanup runs to its end (a
+    second Ctrl-C does not leave half of what was started running)."""
+    return _stops_handled_by(signal.SIG_IGN)
 
 
 @contextmanager
-def uninterrupted() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM are ignored, so that a cleanup runs to its end (a
-    second Ctrl-C does not leave half of what was started running)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+def _stops_handled_by(handler: Callable[[int, object], None] | signal.Handlers) -> Iterator[None]:
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, before in previous.items():
+            signal.signal(sig, before)

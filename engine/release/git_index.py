@@ -53,7 +53,7 @@ class Release:
         self._parsed: frozenset[bytes] | None = None
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
         if self.data[:4] == b"DIRC" and int.from_bytes(self.data[4:8], "big") == 4:
-            self._parsed = frozenset(_parse_v4(self.data, self.hash_size))
+            self._parsed = frozenset(_parse(self.data, self.hash_size))
         #: every question answered: path → state (what the result cache asks again)
         self.answers: dict[str, str] = {}
 
@@ -127,7 +127,7 @@ class Release:
         """Every path the index tracks, from the work tree's top (a full parse: for ``validate
         --modules``, which copies the release; the checks ask ``tracks``)."""
         if self._parsed is None:
-            self._parsed = frozenset(_parse_v2(self.data, self.hash_size))
+            self._parsed = frozenset(_parse(self.data, self.hash_size))
         return sorted(path.decode("utf-8", "surrogateescape") for path in self._parsed)
 
     def _why_not(self, relative: str) -> str:
@@ -198,28 +198,13 @@ def _hash_size(git_dir: str) -> int:
     return 20
 
 
-def _parse_v2(data: bytes, hash_size: int) -> list[bytes]:
-    """The paths of an index of version 2 or 3 (none of another file), intent-to-add left out."""
+def _parse(data: bytes, hash_size: int) -> list[bytes]:
+    """The paths of an index (none of another file), intent-to-add left out. In versions 2 and 3
+    an entry's path is NUL-terminated and padded to 8 bytes; in version 4 it is the previous
+    entry's path, less the number of bytes a varint says, plus a NUL-terminated rest, unpadded."""
     if data[:4] != b"DIRC":
         return []
-    count = int.from_bytes(data[8:12], "big")
-    paths: list[bytes] = []
-    offset = 12
-    flags_at = _BEFORE_NAME + hash_size
-    for _ in range(count):
-        flags = int.from_bytes(data[offset + flags_at : offset + flags_at + 2], "big")
-        extended = bool(flags & _EXTENDED)
-        head = flags_at + (4 if extended else 2)
-        end = data.index(b"\0", offset + head)
-        if not (extended and int.from_bytes(data[offset + flags_at + 2 : offset + head], "big") & _INTENT_TO_ADD):
-            paths.append(data[offset + head : end])
-        offset += (end - offset + 8) & ~7
-    return paths
-
-
-def _parse_v4(data: bytes, hash_size: int) -> list[bytes]:
-    """The paths of an index of version 4: each entry's path is the previous one's, less the
-    number of bytes a varint says, plus a NUL-terminated rest; no padding."""
+    compressed = int.from_bytes(data[4:8], "big") == 4
     count = int.from_bytes(data[8:12], "big")
     paths: list[bytes] = []
     previous = b""
@@ -230,14 +215,16 @@ def _parse_v4(data: bytes, hash_size: int) -> list[bytes]:
         extended = bool(flags & _EXTENDED)
         at = offset + flags_at + (4 if extended else 2)
         intent = extended and int.from_bytes(data[at - 2 : at], "big") & _INTENT_TO_ADD
-        strip = data[at] & 0x7F
-        while data[at] & 0x80:  # git's offset varint: each continuation adds one
+        if compressed:
+            strip = data[at] & 0x7F
+            while data[at] & 0x80:  # git's offset varint: each continuation adds one
+                at += 1
+                strip = ((strip + 1) << 7) | (data[at] & 0x7F)
             at += 1
-            strip = ((strip + 1) << 7) | (data[at] & 0x7F)
-        at += 1
         end = data.index(b"\0", at)
-        previous = previous[: len(previous) - strip] + data[at:end]
+        path = previous[: len(previous) - strip] + data[at:end] if compressed else data[at:end]
         if not intent:
-            paths.append(previous)
-        offset = end + 1
+            paths.append(path)
+        previous = path
+        offset = end + 1 if compressed else offset + ((end - offset + 8) & ~7)
     return paths
