@@ -74,11 +74,12 @@ class SessionStore:
         path = os.path.join(self.folder, str(record["id"]) + RECORD_SUFFIX)
         write_private(path, json.dumps(record, indent=2, sort_keys=True).encode())
 
-    def read(self, session_id: str) -> dict[str, Any] | None:
-        """beeuni's record of a session (None for an id it does not keep, or a broken file)."""
+    def read(self, session_id: str, suffix: str = RECORD_SUFFIX) -> dict[str, Any] | None:
+        """beeuni's record of a session, or with ``EXPORT_SUFFIX`` opencode's (None for an id it
+        does not keep, or a broken file)."""
         if not self.has(session_id):
             return None
-        document = _read_json(os.path.join(self.folder, session_id + RECORD_SUFFIX))
+        document = _read_json(os.path.join(self.folder, session_id + suffix))
         return document if isinstance(document, dict) else None
 
     def records(self) -> list[dict[str, Any]]:
@@ -90,10 +91,7 @@ class SessionStore:
         write_private(path, json.dumps(export, indent=1, sort_keys=True).encode())
 
     def read_export(self, session_id: str) -> dict[str, Any] | None:
-        if not self.has(session_id):
-            return None
-        document = _read_json(os.path.join(self.folder, session_id + EXPORT_SUFFIX))
-        return document if isinstance(document, dict) else None
+        return self.read(session_id, EXPORT_SUFFIX)
 
 
 def _read_json(path: str) -> Any:

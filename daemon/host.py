@@ -108,10 +108,7 @@ class ModuleHost:
         )
         for fact in facts:
             if fact["loaded"]:
-                self.report.loaded[fact["name"]] = {
-                    "description": fact["description"],
-                    "parameters": fact["parameters"],
-                }
+                self.report.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
             else:
                 self.report.failed[fact["name"]] = fact["error"] or fact["problem"]
         self._keep_fresh()
@@ -125,15 +122,7 @@ class ModuleHost:
         if module is None or tool not in self.report.loaded:
             return CallOutcome(False, error=tool, reason="not_loaded")
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
-        call = {
-            "op": "call",
-            "id": call_id,
-            "module": module,
-            "args": args,
-            "env": env,
-            "cwd": cwd,
-            "max_output": self.max_output,
-        }
+        call = dict(op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output)
         try:
             request = frames.encode(call)
         except (ValueError, RecursionError) as err:
