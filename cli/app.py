@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import MarkupMode
@@ -127,26 +127,13 @@ def validate(
 ) -> None:
     """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
+    options: dict[str, Any] = {"output": output, "quiet": quiet, "max_warnings": max_warnings}
     if fix or diff:
         from .fix import validate_fix
 
-        options = {"output": output, "quiet": quiet, "max_warnings": max_warnings}
         _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, not diff, **options)))
-    _exit(
-        commands.guarded(
-            lambda: commands.validate(
-                paths or ["."],
-                output_format.value,
-                rules,
-                output=output,
-                quiet=quiet,
-                max_warnings=max_warnings,
-                modules=modules,
-                module_timeout=module_timeout,
-                no_cache=no_cache,
-            )
-        )
-    )
+    options.update(modules=modules, module_timeout=module_timeout, no_cache=no_cache)
+    _exit(commands.guarded(lambda: commands.validate(paths or ["."], output_format.value, rules, **options)))
 
 
 @tools_app.command("ls")
