@@ -13,7 +13,6 @@ meanwhile — writes nothing at all. The texts come from the rules (``fix_summar
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -66,9 +65,9 @@ def _write_all(run: ProjectRun, changes: dict[str, bytes]) -> None:
     planned = Changes(run.repo)
     for file, data in changes.items():
         relative = run.repo.relative(file)
-        if relative is None:
+        target = run.repo.real_target(relative) if relative is not None else None  # a link inside stays a link
+        if relative is None or target is None:
             raise UsageError(text(run.call("fix_refusal", "link", file)))
-        target = os.path.realpath(run.repo.absolute(relative))  # a link inside the repository stays a link
         if read_if_there(target) != run.merged.sources[file]:
             raise UsageError(text(run.call("fix_refusal", "changed", file)))
         planned.write(relative, target, data)
