@@ -216,12 +216,24 @@ def tools_call(
     schema: Annotated[
         bool, typer.Option("--schema", help="Print the tool as the daemon lists it (its parameters); do not run it.")
     ] = False,
+    release: Annotated[
+        str | None,
+        typer.Option(
+            "--release",
+            metavar="REV",
+            help="Call the tool of a release (a commit, as a session serves it) instead of the working tree.",
+        ),
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """Call a tool once, as a session would, without starting the daemon."""
+    """Call a tool once, as a session would, without starting the daemon. It runs the working tree
+    as it is (your edits, untracked files included); a session runs its release, what git tracks
+    at a commit: `--release HEAD` calls that."""
     from .call import tools_call as call
 
-    _exit(commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema)))
+    _exit(
+        commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema, release))
+    )
 
 
 @app.command()
@@ -262,9 +274,16 @@ def daemon(
             help="Refuse to start when tool modules cannot be confined (Landlock) or the token guarded (Yama).",
         ),
     ] = False,
+    release: Annotated[
+        str | None,
+        typer.Option(
+            "--release", metavar="REV", help="The commit to serve (default: the one HEAD names at the start)."
+        ),
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start)."""
+    """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start): the
+    release — the files git tracks at one commit — never the working tree."""
     from ..daemon.server import serve
 
     def run() -> int:
@@ -282,6 +301,7 @@ def daemon(
             spill_dir,
             max_output,
             require_confinement,
+            release,
         )
 
     _exit(commands.guarded(run))

@@ -31,16 +31,19 @@ def tools_call(
     as_json: bool,
     timeout: float,
     schema: bool = False,
+    release: str | None = None,
 ) -> int:
     from ..daemon.call_once import call_once, describe_once
-    from ..daemon.session import Session, UnknownHarness
+    from ..daemon.session import Session, StartRefused
 
     if arguments == "-":
         arguments = sys.stdin.read()
     try:
-        session = Session(path, rules, harness, agent, bun(rules, path), timeout, only=name)
+        session = Session(
+            path, rules, harness, agent, bun(rules, path), timeout, only=name, release=release, working_tree=not release
+        )
         report = describe_once(session, name) if schema else call_once(session, name, arguments)
-    except UnknownHarness as err:
+    except StartRefused as err:
         raise UsageError(str(err)) from None
     if report.status == 404 and report.refused:
         report.error = _unknown_tool(name, path, rules) or report.error

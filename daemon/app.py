@@ -44,16 +44,15 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, spill_dir: str | None = None) -> FastAPI:
-    spill = SpillFolder(kept=spill_dir)  # a private one removes the folders of daemons that are gone
+def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> FastAPI:
+    spill = SpillFolder(spill_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            spill.remove()
-            await session.stop()
+            await session.stop()  # its private folder goes, and with it a spill folder inside
 
     app = FastAPI(title="beeuni daemon", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
 
@@ -137,7 +136,6 @@ def create_app(session: Session, token: str, max_body: int = DEFAULT_MAX_BODY, s
         if isinstance(found, JSONResponse):
             return found
         agent, parent = found
-        await session.refresh()  # a changed manifest is read before it is listed (the plugin lists at opencode's start)
         try:
             tools = session.offered(agent, parent, all)
         except CallRefused as refused:

@@ -1,15 +1,17 @@
 """The daemon's credential, passed from process to process on inherited sockets, never in a file.
 
-The daemon writes its connection document (one JSON object: ``url``, ``token``, ``pid``,
-``harness``, ``plugin``) to the socket its starter passed as ``--connection-fd N``, once it
-serves, and closes it; the starter hands it on the same way to the harness (opencode: the
-number in ``BEEUNI_DAEMON_FD``, read by the plugin when it loads). A socket, because another
-process of the user can open a file or pipe through ``/proc/PID/fd/N`` and read what waits in
-it, and no socket. The README's "Who may call the daemon" says why that is enough (Yama).
+The daemon writes its connection document (one JSON line: ``url``, ``token``, ``pid``,
+``harness``, ``release``, ``plugin``, ``plugin_sha256``) to the socket its starter passed as
+``--connection-fd N``, once it serves, and keeps that socket as the starter's channel
+(``control.py``); the starter hands the document on the same way to the harness (opencode: the
+number in ``BEEUNI_DAEMON_FD``, read to its end by the plugin when it loads). A socket, because
+another process of the user can open a file or pipe through ``/proc/PID/fd/N`` and read what
+waits in it, and no socket. The README's "Who may call the daemon" says why that is enough (Yama).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -27,6 +29,7 @@ class HandOff:
 
     def __init__(self) -> None:
         self._kept, self._passed = socket.socketpair()
+        self._received = b""
 
     @property
     def fd(self) -> int:
@@ -43,18 +46,31 @@ class HandOff:
             self._kept.sendall(document)
 
     def receive(self, limit: float) -> bytes:
-        """What the child sent before it closed its end (nothing when it ended without sending);
-        ``TimeoutError`` after ``limit`` seconds."""
+        """The line the child sent (a daemon: its connection document), or what it sent before it
+        closed its end (nothing when it ended without sending); ``TimeoutError`` after ``limit``
+        seconds. The socket stays open: a daemon's starter converges the session on it
+        (``request``, ``event``)."""
+        return self._line(limit)
+
+    def request(self, message: dict[str, object]) -> None:
+        """Send the daemon one request (``control.py``)."""
+        self._kept.sendall(json.dumps(message).encode() + b"\n")
+
+    def event(self, limit: float) -> dict[str, object] | None:
+        """The daemon's next event; None when it closed its end."""
+        line = self._line(limit)
+        return json.loads(line) if line else None
+
+    def _line(self, limit: float) -> bytes:
         deadline = time.monotonic() + limit
-        received = b""
-        with self._kept:
-            while len(received) <= DOCUMENT_LIMIT:
-                self._kept.settimeout(max(deadline - time.monotonic(), 0.001))
-                chunk = self._kept.recv(DOCUMENT_LIMIT)
-                if not chunk:
-                    break
-                received += chunk
-        return received
+        while b"\n" not in self._received and len(self._received) <= DOCUMENT_LIMIT:
+            self._kept.settimeout(max(deadline - time.monotonic(), 0.001))
+            chunk = self._kept.recv(DOCUMENT_LIMIT)
+            if not chunk:
+                break
+            self._received += chunk
+        line, _, self._received = self._received.partition(b"\n")
+        return line
 
     def close(self) -> None:
         self._kept.close()

@@ -82,6 +82,7 @@ class ModuleHost:
         confinement: Confinement,
         max_output: int,
         messages: dict[str, str],
+        folder: str,
         fresh: int = FRESH,
     ) -> None:
         self.bun = bun
@@ -91,7 +92,7 @@ class ModuleHost:
         self.max_output = max_output
         self.messages = messages
         self.report = LoadReport()
-        self.folder = tempfile.mkdtemp(prefix="beeuni-host-")  # the processes' temporary folders
+        self.folder = tempfile.mkdtemp(dir=folder)  # the processes' temporary folders
         self._fresh: deque[_Process] = deque()
         # idle processes by agent; the dict's order is the order they became idle (oldest first)
         self._idle: dict[_Process, Owner] = {}
@@ -170,16 +171,18 @@ class ModuleHost:
         return slot
 
     async def _take(self, agent: Owner) -> _Process:
-        """An idle process of ``agent``'s, else a fresh one, else one started now."""
+        """An idle process of ``agent``'s, else a fresh one, else one started now — never one
+        whose confinement was made before a folder it depends on changed."""
+        stamp = self.confinement.stamp()
         for process, owner in list(self._idle.items()):
             if owner == agent:
                 del self._idle[process]
-                if process.alive():
+                if process.alive() and process.started.stamp == stamp:
                     return process
                 process.end()
         while self._fresh:
             process = self._fresh.popleft()
-            if process.alive():
+            if process.alive() and process.started.stamp == stamp:
                 self._keep_fresh()
                 return process
             process.end()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .session import Loaded
+    from .generation import Generation
 
 from .headers import MAX_HEADER
 from .strict_json import MAX_DEPTH
@@ -84,7 +84,7 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
-def openapi_document(loaded: Loaded, max_body: int) -> dict[str, Any]:
+def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
     served = sorted(loaded.host.report.loaded)
     name = {
         "name": "name",

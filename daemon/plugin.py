@@ -4,37 +4,77 @@ The plugin (``opencode_plugin.ts``) reads the daemon's URL and token from the so
 starter handed it (``handoff.py``) when it loads, registers each served tool through the plugin's
 ``tool`` hook, and forwards each call with its abort signal.
 
-The plugin is written by eject's rule: a path inside the repository is never written through
-a symbolic link that leads out of it (``tool_files.writable``). An ``--opencode-dir`` outside
-the repository is the user's choice and written as given.
+It runs inside opencode, beside the token, so it is written where no agent of the session and no
+tool module can write: ``opencode/plugin/`` of the daemon's private folder (``private.py``), or
+``--opencode-dir``, which may not lie in the repository. The starter points opencode at that
+folder (``OPENCODE_CONFIG_DIR``) and checks the file against the digest in the daemon's document
+before each start of opencode (``verify``): a plugin that is not the one this daemon wrote never
+loads, and a fresh folder per daemon leaves nothing of an earlier session to load.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..cli.tool_files import writable
 from ..engine.paths import write_file_atomically
 
 if TYPE_CHECKING:
-    from ..cli.tool_files import Refuse
     from ..engine.paths import Repository
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opencode_plugin.ts")
+PLUGIN_FOLDER = "plugin"
 PLUGIN_NAME = "beeuni-tools.ts"
 
 
-def write_plugin(repo: Repository, opencode_dir: str, without_connection: str, refuse: Refuse) -> str:
+class PluginRefused(Exception):
+    """The plugin cannot be written there: the rules' ``DAEMON_MESSAGES`` key and its detail."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    path: str
+    digest: str  # sha256 of its bytes, in the daemon's document
+
+
+def write_plugin(repo: Repository, opencode_dir: str, without_connection: str) -> Plugin:
     """Write the plugin into ``<opencode_dir>/plugin/`` (mode 0600), saying ``without_connection``
-    (the rules' text) when opencode was started without the daemon's connection; return its path,
-    or raise ``refuse``'s refusal (nothing written)."""
+    (the rules' text) when opencode was started without the daemon's connection; or
+    ``PluginRefused`` (nothing written) for a folder inside the repository."""
+    folder = os.path.realpath(opencode_dir)
+    if folder == repo.root or folder.startswith(repo.root + os.sep):
+        raise PluginRefused("plugin_in_repository", opencode_dir)
     with open(TEMPLATE, encoding="utf-8") as handle:
         source = handle.read().replace("'__BEEUNI_WITHOUT_CONNECTION__'", json.dumps(without_connection))
-    path = os.path.join(os.path.abspath(opencode_dir), "plugin", PLUGIN_NAME)
-    relative = os.path.relpath(path, repo.root)
-    inside = relative != os.pardir and not relative.startswith(os.pardir + os.sep)
-    target = writable(repo, relative, refuse) if inside else path
-    write_file_atomically(target, source.encode(), mode=0o600)
-    return path
+    data = source.encode()
+    path = os.path.join(folder, PLUGIN_FOLDER, PLUGIN_NAME)
+    write_file_atomically(path, data, mode=0o600)
+    return Plugin(path, hashlib.sha256(data).hexdigest())
+
+
+class PluginMismatch(Exception):
+    """The plugin file is not the one the daemon wrote, or something else waits beside it."""
+
+
+def verify(document: dict[str, object]) -> str:
+    """Check, before opencode starts, that the plugin the daemon's ``document`` names is the file
+    the daemon wrote and alone in its folder; the folder to give opencode as its configuration
+    folder. ``PluginMismatch`` says what is wrong."""
+    path, digest = document.get("plugin"), document.get("plugin_sha256")
+    if not isinstance(path, str) or not isinstance(digest, str):
+        raise PluginMismatch("the daemon's document names no plugin")
+    folder = os.path.dirname(path)
+    try:
+        with open(path, "rb") as handle:
+            found = hashlib.sha256(handle.read()).hexdigest()
+        others = sorted(set(os.listdir(folder)) - {PLUGIN_NAME})
+    except OSError as err:
+        raise PluginMismatch(f"{path}: {err.strerror}") from None
+    if found != digest:
+        raise PluginMismatch(f"{path} is not the plugin the daemon wrote")
+    if others:
+        raise PluginMismatch(f"{folder} holds more than the daemon's plugin: {', '.join(others)}")
+    return os.path.dirname(folder)

@@ -45,9 +45,9 @@ def probe_modules(
 
     ``opencode`` (``{"zod": [{"package", "member"}]}``): the modules are opencode custom tool
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
-    confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()])
     folder = tempfile.mkdtemp(prefix="beeuni-probe-")
     try:
+        confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()], work=folder)
         facts = _probe_all(bun, modules, confinement, limit, folder, opencode, probed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

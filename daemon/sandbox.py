@@ -1,20 +1,34 @@
 """How a module's process starts: Bun running ``host.ts``, its channel on fd 3 (a socket pair),
-a scrubbed environment, a private temporary folder as its home, a process group of its own, and
-— where the kernel has Landlock — a ruleset of its own (``confine.py``).
+a scrubbed environment, a private temporary folder as its home, a private working folder, a
+process group of its own, and — where the kernel has Landlock — a ruleset of its own
+(``confine.py``).
+
+Bun starts in the host's private working folder (never the repository) with ``--no-env-file`` and
+an empty ``--config``: it reads no ``bunfig.toml`` (whose ``preload`` would run in every later
+call) and loads no ``.env`` of the repository. The calls still get the repository as
+``context.cwd`` (``host.ts`` moves there for each call; Bun reads its configuration at its start
+only).
 
 What a confined process may open:
 
 * read and execute: the system's programs, libraries and certificates (``SYSTEM_READ``), Bun's own
-  files, ``host.ts``, the folders of the modules it may load and every ``node_modules`` folder
-  beside or above them (where Bun resolves packages), its own ``/proc/self``;
-* read and write: the repository (tools keep their files below it), its temporary folder and
-  ``/dev/null``;
+  files, ``host.ts``, the release the session serves (its modules and the ``node_modules`` they
+  import, in the daemon's private folder), or — serving the working tree — the folders of the
+  modules and every ``node_modules`` beside or above them; its own ``/proc/self``;
+* read and write: the repository (tools keep their files below it) — but only read what is
+  ``protected`` (git's folder, whose hooks and configuration git runs later; what the harness
+  loads from the repository; a rules folder in it) — its temporary folder and ``/dev/null``;
 * list (names only, never contents): every folder — Bun's resolver lists each folder from a
   module's up to ``/`` in search of ``node_modules``, and a Landlock rule on ``/`` is the only
   rule that covers every such folder;
-* nothing else: not the state folder (``secrets.json``, the sessions' records) even when it lies inside
-  the repository, not the user's home, not another process's ``/proc`` entry, not another call's
-  temporary folder.
+* nothing else: not the ``hidden`` state folder with the secrets (even inside the repository), not
+  the user's home, not another process's ``/proc`` entry, not another call's temporary folder.
+
+Landlock only allows: a hidden or protected path inside the repository is kept out by allowing
+what lies beside it (``confine.allowed_around``), so a module cannot create entries in a folder
+that holds one (the repository's top, where ``.git`` lies). The rules are made when a process starts, from
+the folders as they are then: a process is not reused once a folder on the way to a protected path
+changed (``Confinement.stamp``), so a folder made meanwhile is writable from the next process on.
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ SYSTEM_READ = (
 )  # fmt: skip
 DEVICES_WRITE = ("/dev/null",)
 LISTED = ("/",)  # directory listings only (see above)
+BUNFIG = "bunfig.toml"  # the empty configuration Bun is given
 
 
 @dataclass(frozen=True)
@@ -50,8 +65,33 @@ class Confinement:
     abi: int
     missing: str
     read: tuple[str, ...]
-    write: tuple[str, ...]
-    cwd: str
+    workspace: str  # read and written, but for `hidden` (neither) and `protected` (read only)
+    hidden: tuple[str, ...]
+    protected: tuple[str, ...]
+    cwd: str  # the host's working folder
+
+    def write(self) -> list[str]:
+        """The paths a process may write, as the folders are now."""
+        return confine.allowed_around(self.workspace, self.hidden + self.protected)
+
+    def readable(self) -> list[str]:
+        """The paths of the workspace a process may read, as the folders are now."""
+        return confine.allowed_around(self.workspace, self.hidden)
+
+    def stamp(self) -> tuple[int, ...]:
+        """What ``write`` depends on: the change times of the folders it lists."""
+        folders = {self.workspace}
+        for path in self.hidden + self.protected:
+            while path.startswith(self.workspace + "/"):
+                path = os.path.dirname(path)
+                folders.add(path)
+        found = []
+        for folder in sorted(folders):
+            try:
+                found.append(os.lstat(folder).st_mtime_ns)
+            except OSError:
+                found.append(-1)
+        return tuple(found)
 
 
 def landlock_missing() -> tuple[int, str]:
@@ -62,22 +102,41 @@ def landlock_missing() -> tuple[int, str]:
     return version, "" if version else "the kernel has no Landlock"
 
 
-def confinement_for(bun: str, repo_root: str, modules: Iterable[str], hidden: Iterable[str]) -> Confinement:
-    """The session's confinement: ``modules`` are the absolute module paths it may load, ``hidden``
-    the folders a module must never open even inside the repository."""
+def confinement_for(
+    bun: str,
+    workspace: str,
+    modules: Iterable[str],
+    hidden: Iterable[str],
+    work: str,
+    release: str | None = None,
+    protected: Iterable[str] = (),
+) -> Confinement:
+    """The session's confinement: ``modules`` are the absolute module paths it may load, all
+    inside the folder ``release`` when it serves one; ``hidden`` the paths a module must never
+    open even inside the ``workspace``, ``protected`` those it may only read; ``work`` the host's
+    working folder (an empty ``bunfig.toml`` is made there, for Bun's ``--config``)."""
     version, missing = landlock_missing()
-    root = os.path.realpath(repo_root)
-    hidden = [os.path.realpath(h) for h in hidden]
     read = set(SYSTEM_READ)
     read.add(os.path.dirname(os.path.realpath(bun)))
     read.add(os.path.dirname(os.path.realpath(HOST_SCRIPT)))
+    read.add(os.path.realpath(work))
+    if release is not None:
+        read.add(os.path.realpath(release))
     for module in modules:
         folder = os.path.dirname(os.path.realpath(module))
         read.add(folder)
-        read.update(_node_modules_above(folder))
-    read.update(_node_modules_above(root))
-    write = confine.allowed_around(root, hidden)
-    return Confinement(version, missing, tuple(sorted(read)), tuple(write), repo_root)
+        if release is None:
+            read.update(_node_modules_above(folder))
+    root = os.path.realpath(workspace)
+    if release is None:
+        read.update(_node_modules_above(root))
+    with open(os.path.join(work, BUNFIG), "w"):
+        pass
+    return Confinement(version, missing, tuple(sorted(read)), root, _real(hidden), _real(protected), work)
+
+
+def _real(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(os.path.realpath(path) for path in paths))
 
 
 def _node_modules_above(folder: str) -> list[str]:
@@ -102,11 +161,13 @@ class Started:
     process: subprocess.Popen[bytes]
     channel: socket.socket  # the daemon's end of the socket pair
     folder: str
+    stamp: tuple[int, ...]  # the confinement's stamp when its rules were made
 
 
 def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     """Start a module process with ``folder`` as its private temporary folder; its fd 1 and 2 go
     to ``log`` (a pipe's write end, or ``subprocess.DEVNULL``)."""
+    stamp = confinement.stamp()
     ruleset = _ruleset(confinement, folder) if confinement.abi else None
     ours, theirs = socket.socketpair()
 
@@ -121,7 +182,8 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
 
     try:
         process = subprocess.Popen(
-            [bun, "--no-install", HOST_SCRIPT],  # packages come from node_modules, never the network
+            # packages come from node_modules, never the network; no configuration of the repository
+            [bun, "--no-install", "--no-env-file", f"--config={os.path.join(confinement.cwd, BUNFIG)}", HOST_SCRIPT],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -135,14 +197,14 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
         theirs.close()
         if ruleset is not None:
             ruleset.close()
-    return Started(process, ours, folder)
+    return Started(process, ours, folder, stamp)
 
 
 def _ruleset(confinement: Confinement, folder: str) -> confine.Ruleset:
     ruleset = confine.Ruleset(confinement.abi)
-    for path in confinement.read:
+    for path in (*confinement.read, *confinement.readable()):
         ruleset.allow(path, confine.READ)
-    for path in (*confinement.write, *DEVICES_WRITE, folder):
+    for path in (*confinement.write(), *DEVICES_WRITE, folder):
         ruleset.allow(path, confine.WRITE)
     for path in LISTED:
         ruleset.allow(path, confine.READ_DIR)

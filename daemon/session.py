@@ -1,10 +1,20 @@
-"""A session as the daemon serves it: the resolved tool set, the module host, and reloads.
+"""A session as the daemon serves it: a release, its resolved tool set, and the module host.
+
+A session serves its config release — the files git tracks at one commit, copied once into the
+daemon's private folder (``engine/release/snapshot.py``) — never the working tree, which stays
+the agents' and the modules' workspace (``context.cwd``). The manifest, its imports, every module
+and every file a module imports, and a rules folder inside the repository, are read from the
+release; nothing written in the working tree changes what is served. (``beeuni tools call``, the
+tool author's loop, serves the working tree as it is, unless asked for a release.)
+
+A running session moves to another release only when its starter says so (``converge``): the new
+release is taken, resolved and loaded beside the one served, without blocking the event loop,
+then served from the next call on. A call runs wholly in the generation it started in; the old
+generation's module host stops once its last call has ended. A convergence that fails for any
+reason keeps the generation served and says why.
 
 Everything about *which* tool an agent sees comes from the engine's resolved tool set; this
-module only looks things up in it. It watches the files the tool set was made from (the
-manifest, its imports, the tool modules, the rules) and, when one changes, resolves again
-between calls — never during one: a reload waits for the running calls to finish, and new calls
-wait for the reload.
+module only looks things up in it.
 """
 
 from __future__ import annotations
@@ -12,23 +22,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..engine.lang import rules_files
-from ..engine.paths import Repository
+from ..engine.paths import Repository, git_top
 from ..engine.project import ProjectRun, load_rules, locate, rules_folder
+from ..engine.release.git_index import Release
+from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ..engine.resolve import resolve
-from ..engine.resolved import Harness, ResolvedToolSet
+from ..engine.resolved import ResolvedToolSet
 from ..engine.visible import visible
 from . import strict_json
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .carried import uncarried
-from .grants import AgentKey, Grants, narrowed, widenings
+from .changes import Changes, changes_between
+from .generation import Generation
+from .grants import Grants
 from .host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
 from .messages import say
+from .private import PrivateFolder
 from .sandbox import confinement_for, landlock_missing
 from .secrets import SecretStore, state_dir
 
@@ -42,8 +55,8 @@ class UnknownHarness(Exception):
     """The session was asked for a harness the rules do not define."""
 
 
-class ConfinementRequired(Exception):
-    """``--require-confinement``, and the module host cannot be confined (the rules' text)."""
+class StartRefused(Exception):
+    """The session cannot start: the text says why (the rules' words)."""
 
 
 class CallRefused(Exception):
@@ -51,23 +64,6 @@ class CallRefused(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-@dataclass
-class Loaded:
-    """One generation of the session: a resolved tool set and the host that runs its modules,
-    with the lookups calls need, made once."""
-
-    resolved: ResolvedToolSet
-    host: ModuleHost
-    watched: dict[str, tuple[int, int]]
-    harness: Harness
-    grants: Grants
-    ceiling: Grants  # what the session's first tool set granted: grants never widen past it
-    validators: dict[str, Validator]  # one per served tool: a module whose schema is invalid is not served
-    argument_messages: dict[str, Any]
-    view_outputs: dict[str, Validator]  # the overrides whose output a web UI view reads
-    visible: dict[AgentKey, list[str]] = field(default_factory=dict)
 
 
 class Session:
@@ -82,8 +78,12 @@ class Session:
         only: str | None = None,
         max_output: int = DEFAULT_MAX_OUTPUT,
         require_confinement: bool = False,
+        release: str | None = None,
+        working_tree: bool = False,
     ) -> None:
-        self.repo, self.manifest = locate(path)
+        """``release``: the commit to serve (None: the one ``HEAD`` names); ``working_tree``:
+        serve the working tree as it is instead (``beeuni tools call`` without ``--release``)."""
+        self.repo, self.manifest = locate(path)  # the working tree: the calls' context.cwd
         self.only = only  # load this one tool's module, not the session's others (`beeuni tools call`)
         self.rules = rules
         self.harness = harness
@@ -92,92 +92,210 @@ class Session:
         self.timeout = timeout
         self.max_output = max_output
         self.require_confinement = require_confinement
+        self.release = release
+        self.working_tree = working_tree
         self.secrets = SecretStore(self.repo.root)
-        self.current: Loaded | None = None
-        self._in_flight = 0
-        self._reloading = False
-        self._reload_lock = asyncio.Lock()
-        self._reloaded = asyncio.Event()
-        self._drained = asyncio.Event()
+        self.private: PrivateFolder | None = None
+        self.current: Generation | None = None
+        self._calls = 0  # calls running in every generation
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._converging = asyncio.Lock()
         self._view_misfits: set[str] = set()  # the overrides whose output misfit was logged this session
 
-    # the tool set ------------------------------------------------------------------------
+    # the releases ------------------------------------------------------------------------
 
-    def _resolve(self) -> tuple[ResolvedToolSet, dict[str, tuple[int, int]], ProjectRun]:
-        # A Repository remembers what its folders hold; a fresh one per resolve, so that a reload
-        # sees the repository as it is now (a module created since the last one included).
-        run = ProjectRun(Repository(self.repo.root), self.manifest, load_rules(self.rules))
-        resolved = ResolvedToolSet.model_validate(resolve(run))
-        files = [self.repo.absolute(str(f["path"])) for f in run.merged.files]
-        files += [self.repo.absolute(tool.module) for tool in resolved.tools if tool.module]
-        folder, _ = rules_folder(self.rules)
-        files += [os.path.join(folder, tool.builtin) for tool in resolved.tools if tool.builtin]
-        files += rules_files(folder)
-        return resolved, {path: _stamp(path) for path in files}, run
+    def _take(self, release: str | None, private: PrivateFolder) -> Snapshot | None:
+        """The release to serve, copied into the private folder; None for the working tree.
+        Where there is no release — no git repository, or no commit yet — a copy of the
+        project's folder as it is now."""
+        if self.working_tree:
+            return None
+        found = git_top(self.repo.root)
+        if found is None or (release is None and commit_of(found[0], None) is None):
+            if release is not None:
+                raise ReleaseError("release_no_git", self.repo.root)
+            git_folders = [found[1], os.path.join(found[0], ".git")] if found else []
+            leave_out = [state_dir(), private.path, *git_folders]
+            return take_folder(self.repo.root, private.next_release(), leave_out)
+        rules = self._rules_in_repository()
+        return take(self.repo.root, self.manifest, release, private.next_release(), [rules] if rules else [])
 
-    def _modules(self, resolved: ResolvedToolSet) -> dict[str, str]:
+    def _rules_in_repository(self) -> str | None:
+        """The ``--rules`` folder when it lies inside the git work tree (or the project's folder):
+        it is read from the release, as the manifest is."""
+        if self.rules is None:
+            return None
+        folder = os.path.realpath(self.rules)
+        found = git_top(self.repo.root)
+        top = found[0] if found is not None else self.repo.root
+        return folder if folder == top or folder.startswith(top.rstrip("/") + "/") else None
+
+    def _rules_of(self, snapshot: Snapshot | None) -> str | None:
+        """The rules folder to read: inside the repository, its copy in the release."""
+        inside = self._rules_in_repository()
+        if inside is None or snapshot is None:
+            return self.rules
+        found = git_top(self.repo.root)
+        top = found[0] if found is not None else self.repo.root
+        return os.path.join(snapshot.folder, os.path.relpath(inside, top))
+
+    def _texts(self) -> dict[str, str]:
+        """The rules' texts of the daemon before any tool set is resolved (a refusal)."""
+        from ..engine.project import rules_only
+
+        return dict(rules_only(self.rules).output("DAEMON_MESSAGES"))
+
+    def _resolve(self, snapshot: Snapshot | None) -> tuple[ResolvedToolSet, ProjectRun]:
+        root = snapshot.root if snapshot is not None else self.repo.root
+        run = ProjectRun(Repository(root), self.manifest, load_rules(self._rules_of(snapshot)))
+        return ResolvedToolSet.model_validate(resolve(run)), run
+
+    def _modules(self, resolved: ResolvedToolSet, snapshot: Snapshot | None) -> dict[str, str]:
+        root = snapshot.root if snapshot is not None else self.repo.root
+        rules = rules_folder(self._rules_of(snapshot))[0]
         modules = {}
         for tool in resolved.tools:
             if self.only is not None and tool.name != self.only:
                 continue
             if tool.module is not None:
-                modules[tool.name] = self.repo.absolute(tool.module)
+                modules[tool.name] = os.path.join(root, tool.module)
             elif tool.builtin is not None:
                 # a Beeuni tool's module ships in the rules folder (`beeuni rules check` saw it
                 # there); absolute, as Bun would take a relative `--rules` from the host's folder
-                modules[tool.name] = os.path.abspath(os.path.join(rules_folder(self.rules)[0], tool.builtin))
+                modules[tool.name] = os.path.abspath(os.path.join(rules, tool.builtin))
         return modules
 
+    def _not_released(
+        self, resolved: ResolvedToolSet, run: ProjectRun, snapshot: Snapshot | None, modules: dict[str, str]
+    ) -> dict[str, str]:
+        """The tools whose module the release lacks though the working tree has it, each with the
+        rules' reason (the words `validate` uses for an untracked module); they are not loaded."""
+        if snapshot is None or snapshot.commit is None:
+            return {}
+        index = None
+        found = {}
+        for tool in resolved.tools:
+            if tool.name not in modules or tool.module is None or tool.module in snapshot.paths:
+                continue
+            if not self.repo.is_file(tool.module):
+                continue  # missing everywhere: the load says so
+            index = index or Release.of(self.repo.root)
+            state = index.state(tool.module) if index is not None else "untracked"
+            found[tool.name] = run.call("not_released", tool.name, tool.module, state)
+        return found
+
     async def start(self) -> None:
-        resolved, watched, run = self._resolve()
-        messages = resolved.messages
-        log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
+        """Take the release, resolve it and load its modules; ``StartRefused`` with the reason
+        when there is no release to serve or its tool set cannot be made."""
+        self.private = PrivateFolder()
+        try:
+            self.current = await self._generation(self.release)
+        except BaseException as err:
+            self.private.remove()
+            if isinstance(err, ReleaseError):
+                raise StartRefused(say(self._texts(), err.key, detail=err.detail)) from None
+            if isinstance(err, UnknownHarness):
+                raise StartRefused(str(err)) from None
+            raise
+        resolved = self.current.resolved
+        if self.current.snapshot is not None and self.current.snapshot.commit is None:  # said once
+            said = "serving_folder" if git_top(self.repo.root) is None else "serving_uncommitted"
+            log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
         if resolved.errors:
             self._log_errors(resolved)
-        abi, missing = landlock_missing()
-        if not abi:
-            if self.require_confinement:
-                raise ConfinementRequired(say(messages, "confinement_required", detail=missing))
-            log_line(say(messages, "not_confined", detail=missing) + "\n")
-        self.current = await self._load(resolved, watched, run, None)
 
-    async def _load(
-        self, resolved: ResolvedToolSet, watched: dict[str, tuple[int, int]], run: ProjectRun, ceiling: Grants | None
-    ) -> Loaded:
+    async def _generation(self, release: str | None) -> Generation:
+        assert self.private is not None
+        snapshot = await asyncio.to_thread(self._take, release, self.private)
+        try:
+            resolved, run = await asyncio.to_thread(self._resolve, snapshot)
+            messages = resolved.messages
+            log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
+            abi, missing = landlock_missing()
+            if not abi:
+                if self.require_confinement:
+                    raise StartRefused(say(messages, "confinement_required", detail=missing))
+                if self.current is None:
+                    log_line(say(messages, "not_confined", detail=missing) + "\n")
+            return await self._load(snapshot, resolved, run)
+        except BaseException:
+            if snapshot is not None:
+                snapshot.remove()
+            raise
+
+    async def _load(self, snapshot: Snapshot | None, resolved: ResolvedToolSet, run: ProjectRun) -> Generation:
+        assert self.private is not None
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
             known = ", ".join(h.name for h in resolved.harnesses)
             raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
-        grants = Grants.of(resolved, harness)
-        if ceiling is not None:
-            wider = widenings(grants, ceiling)
-            if wider:
-                log_line(say(resolved.messages, "widened", detail="; ".join(wider)) + "\n")
-        modules = self._modules(resolved)
-        # the state folder (secrets, the sessions' records) stays out of reach even inside the repository
-        confinement = confinement_for(self.bun, self.repo.root, modules.values(), [state_dir()])
+        modules = self._modules(resolved, snapshot)
+        not_released = self._not_released(resolved, run, snapshot, modules)
+        loadable = {name: path for name, path in modules.items() if name not in not_released}
+        self._make_tool_folders(resolved, run)
+        confinement = confinement_for(
+            self.bun,
+            self.repo.root,
+            loadable.values(),
+            [state_dir()],
+            work=self.private.folder("work"),
+            release=snapshot.folder if snapshot is not None else None,
+            protected=self._protected(run),
+        )
         fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
-        host = ModuleHost(self.bun, modules, confinement, self.max_output, resolved.messages, fresh)
+        host = ModuleHost(
+            self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
+        )
         report = await host.start(self.timeout)
         validators, failed = self._validators(resolved, report.loaded)
-        failed.update(report.failed)
+        failed.update(not_released)
+        failed.update(_shown(report.failed, snapshot))
         if failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
             log_line("\n".join(lines) + "\n")
         self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
-        view_outputs = self._view_outputs(resolved, run, validators)
-        return Loaded(
+        return Generation(
+            snapshot,
+            run,
             resolved,
             host,
-            watched,
             harness,
-            grants,
-            ceiling or grants,
+            Grants(harness, resolved.secrets),
+            loadable,
             validators,
             run.output("ARGUMENT_MESSAGES"),
-            view_outputs,
+            self._view_outputs(resolved, run, validators),
         )
+
+    def _protected(self, run: ProjectRun) -> list[str]:
+        """What no module may write though it lies in the working tree: git's folder (its hooks
+        and configuration run later), what the harness loads from the repository (the rules'
+        ``HARNESS_FILES``) and a rules folder inside it. (The state folder, with the secrets, is
+        hidden whole.)"""
+        protected = []
+        found = git_top(self.repo.root)
+        if found is not None:
+            protected += [os.path.join(found[0], ".git"), found[1]]
+        protected += [os.path.join(self.repo.root, path) for path in run.output("HARNESS_FILES")]
+        inside = self._rules_in_repository()
+        if inside is not None:
+            protected.append(inside)
+        return protected
+
+    def _make_tool_folders(self, resolved: ResolvedToolSet, run: ProjectRun) -> None:
+        """The working tree's folders the served tools keep their files in (the rules'
+        ``TOOL_FOLDERS``), made when missing: a module cannot make one in the repository's top
+        folder, where git's folder lies (Landlock only allows, so the top's own entries are
+        allowed one by one)."""
+        folders = run.output("TOOL_FOLDERS")
+        for tool in resolved.tools:
+            folder = folders.get(tool.name)
+            if folder is not None and self.repo.relative(folder) is not None:
+                path = self.repo.absolute(folder)
+                if not os.path.lexists(path):
+                    os.makedirs(path, exist_ok=True)
 
     def _view_outputs(
         self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, Validator]
@@ -227,94 +345,67 @@ class Session:
     async def stop(self) -> None:
         if self.current is not None:
             await self.current.host.stop()
+        if self.private is not None:
+            self.private.remove()
 
-    # reloads -------------------------------------------------------------------------------
+    # convergence ---------------------------------------------------------------------------
 
-    def _changed(self) -> bool:
-        assert self.current is not None
-        return any(_stamp(path) != stamp for path, stamp in self.current.watched.items())
+    async def converge(self, release: str | None) -> Changes:
+        """Serve ``release`` (None: the commit ``HEAD`` names now) from the next call on; what
+        changed. Raises what stopped it — the generation served stays (the caller says why)."""
+        async with self._converging:  # one at a time, in the order asked
+            old = self.current
+            assert old is not None
+            new = await self._generation(release)
+            first_error = next((d for d in new.resolved.diagnostics if d.severity == "error"), None)
+            if first_error is not None:  # a running session never moves to a release that does not validate
+                await self._retire(new)
+                where = f"{first_error.file}:{first_error.line}:{first_error.column}"
+                line = f"{where}: error[{first_error.rule}] {first_error.message}"
+                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=line))
+            changes = await asyncio.to_thread(changes_between, old, new)
+            self.current = new
+            if old.calls == 0:
+                await self._retire(old)
+            return changes
 
-    async def _reload_if_changed(self) -> None:
-        if self.current is None or not self._changed():
-            return
-        async with self._reload_lock:  # one reload at a time; the others find nothing changed
-            if not self._changed():
-                return
-            self._reloading = True
-            self._reloaded.clear()
-            try:
-                while self._in_flight:  # let the running calls finish (no await between test and clear)
-                    self._drained.clear()
-                    await self._drained.wait()
-                resolved, watched, run = self._resolve()
-                old = self.current
-                if resolved.errors:
-                    log_line(say(old.resolved.messages, "kept_last_good", detail=self.manifest) + "\n")
-                    self._log_errors(resolved)
-                    old.watched = watched  # say it once, not at every call
-                    return
-                self.current = await self._load(resolved, watched, run, old.ceiling)
-                await old.host.stop()
-            finally:
-                self._reloading = False
-                self._reloaded.set()
+    async def _retire(self, generation: Generation) -> None:
+        """Stop a generation no call runs in any more, and remove its release."""
+        await generation.host.stop()
+        if generation.snapshot is not None:
+            generation.snapshot.remove()
 
-    async def refresh(self) -> None:
-        """Reload when a watched file changed, or wait for the reload under way: what is read
-        next follows the repository as it is now."""
-        await self._reload_if_changed()
-        while self._reloading:
-            await self._reloaded.wait()
-
-    async def _enter(self) -> Loaded:
-        """Count a call in; while a reload is under way, wait for it. (The event loop runs one
-        coroutine at a time, so a plain counter is exact between two awaits.)"""
-        await self.refresh()
-        self._in_flight += 1
-        assert self.current is not None
-        return self.current
-
-    def _leave(self) -> None:
-        self._in_flight -= 1
-        if self._in_flight == 0:
-            self._drained.set()
+    async def idle(self) -> None:
+        """Return once no call runs (at once when none does)."""
+        await self._idle.wait()
 
     # lookups -------------------------------------------------------------------------------
 
-    def visible(self, loaded: Loaded, agent: str | None, parent: str | None) -> list[str]:
-        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order,
-        as far as the session's start granted them; an agent the manifest does not declare sees
-        the harness's default view."""
+    def visible(self, generation: Generation, agent: str | None, parent: str | None) -> list[str]:
+        """The served tools ``agent`` sees (as ``parent``'s subagent, if given), in view order; an
+        agent the manifest does not declare sees the harness's default view."""
         name = agent or self.agent
-        agents = loaded.grants.agents
+        agents = generation.grants.agents
         if parent is not None and parent not in agents:
-            raise CallRefused(403, say(loaded.resolved.messages, "unknown_agent", agent=parent))
+            raise CallRefused(403, say(generation.resolved.messages, "unknown_agent", agent=parent))
         # Cached by declared names only (every undeclared one sees the default view), so that
         # the cache holds at most what the manifest declares, whatever names the requests carry.
-        key = (_declared(loaded, name), parent)
-        found = loaded.visible.get(key)
+        key = (_declared(generation, name), parent)
+        found = generation.visible.get(key)
         if found is not None:
             return found
-        names = loaded.grants.view(name, parent)
+        names = generation.grants.view(name, parent)
         if names is None:
-            raise CallRefused(403, say(loaded.resolved.messages, "not_delegating", agent=str(parent)))
-        served, allowed = loaded.validators, loaded.ceiling.tool_set(name, parent)
-        found = loaded.visible[key] = [tool for tool in names if tool in served and tool in allowed]
+            raise CallRefused(403, say(generation.resolved.messages, "not_delegating", agent=str(parent)))
+        served = generation.validators
+        found = generation.visible[key] = [tool for tool in names if tool in served]
         return found
-
-    def _refusal(self, loaded: Loaded, tool: str, agent: str, parent: str | None) -> CallRefused:
-        """Why ``agent`` may not call the served ``tool``: its view lacks it, or was granted it
-        after the daemon started."""
-        messages = loaded.resolved.messages
-        if tool in (loaded.grants.view(agent, parent) or ()):
-            return CallRefused(403, say(messages, "granted_since_start", tool=tool, agent=agent))
-        return CallRefused(403, say(messages, "not_visible", tool=tool, agent=agent))
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
         assert self.current is not None
-        loaded = self.current
-        served = loaded.host.report.loaded
-        names = list(loaded.validators) if everything else self.visible(loaded, agent, parent)
+        generation = self.current
+        served = generation.host.report.loaded
+        names = list(generation.validators) if everything else self.visible(generation, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
     def hidden_by_agent(self) -> dict[str, list[str]]:
@@ -322,33 +413,34 @@ class Session:
         harness's own tools (by the rules' groups) and the served ones outside its view. The
         standard harness's plugin hides them from the agent's model (calls are refused anyway)."""
         assert self.current is not None
-        loaded = self.current
-        offered = [tool.name for tool in loaded.harness.harness_tools] + list(loaded.validators)
+        generation = self.current
+        offered = [tool.name for tool in generation.harness.harness_tools] + list(generation.validators)
         hidden = {}
-        for agent in loaded.harness.agents:
-            seen = loaded.grants.tool_set(agent.name, None) & loaded.ceiling.tool_set(agent.name, None)
+        for agent in generation.harness.agents:
+            seen = set(generation.grants.view(agent.name, None) or ())
             hidden[agent.name] = [name for name in offered if name not in seen]
         return hidden
 
-    def env_for(self, loaded: Loaded, agent: str) -> dict[str, str]:
+    def env_for(self, generation: Generation, agent: str) -> dict[str, str]:
         """What a call sees of the environment: the platform's variables and provider keys from the
         daemon's environment, and the agent's granted secrets — nothing else. A stored secret
         never stands in for a platform variable (a store written before `secrets set` refused
         their names may hold one)."""
-        platform_env = loaded.resolved.platform_env
-        grant = narrowed(loaded.grants.secrets_of(agent), loaded.ceiling.secrets_of(agent))
+        platform_env = generation.resolved.platform_env
+        grant = generation.grants.secrets_of(agent)
         env = {name: value for name, value in self.secrets.granted(grant).items() if name not in platform_env}
         env.update((name, os.environ[name]) for name in platform_env if name in os.environ)
         return env
 
     # calls ---------------------------------------------------------------------------------
 
-    def _check_offered(self, loaded: Loaded, tool: str, name: str, parent: str | None) -> None:
+    def _check_offered(self, generation: Generation, tool: str, name: str, parent: str | None) -> None:
         """Refuse, as the daemon does, a tool that is not served or that ``name`` does not see."""
-        if tool not in loaded.validators:  # not loaded, or its schema is invalid
-            raise CallRefused(404, say(loaded.resolved.messages, "not_loaded", tool=tool, agent=name))
-        if tool not in self.visible(loaded, name, parent):  # a short list, cached per agent
-            raise self._refusal(loaded, tool, name, parent)
+        messages = generation.resolved.messages
+        if tool not in generation.validators:  # not loaded, or its schema is invalid
+            raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=name))
+        if tool not in self.visible(generation, name, parent):  # a short list, cached per agent
+            raise CallRefused(403, say(messages, "not_visible", tool=tool, agent=name))
 
     def described(self, tool: str, agent: str | None) -> dict[str, Any]:
         """``tool`` as the daemon's listing shows it to ``agent``: name, description, parameters."""
@@ -357,30 +449,42 @@ class Session:
         return {"name": tool, **self.current.host.report.loaded[tool]}
 
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
-        loaded = await self._enter()
+        generation = self.current
+        assert generation is not None
+        generation.calls += 1  # the call runs wholly in this generation, whatever converges meanwhile
+        self._calls += 1
+        self._idle.clear()
         try:
-            messages = loaded.resolved.messages
-            name = agent or self.agent
-            self._check_offered(loaded, tool, name, parent)
-            if not isinstance(args, dict):
-                raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
-            problem = argument_problem(loaded.validators[tool], args, loaded.argument_messages)
-            if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
-                raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
-            env = self.env_for(loaded, name)
-            outcome = await loaded.host.call(tool, args, env, self.repo.root, self.timeout, _declared(loaded, name))
-            if outcome.reason == "crashed":
-                outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
-            elif outcome.reason == "too_large":
-                detail = f"{self.max_output / (1024 * 1024):g}"
-                outcome.error = say(messages, "output_too_large", tool=tool, agent=name, detail=detail)
-            elif outcome.reason == "unsendable":
-                outcome.error = say(messages, "bad_arguments", tool=tool, agent=name, detail=outcome.error)
-            elif outcome.ok and tool in loaded.view_outputs and tool not in self._view_misfits:
-                self._check_view_output(loaded, tool, outcome.output)
-            return outcome
+            return await self._call(generation, tool, args, agent or self.agent, parent)
         finally:
-            self._leave()
+            generation.calls -= 1
+            self._calls -= 1
+            if generation is not self.current and generation.calls == 0:
+                await self._retire(generation)
+            if self._calls == 0:
+                self._idle.set()
+
+    async def _call(self, generation: Generation, tool: str, args: Any, name: str, parent: str | None) -> CallOutcome:
+        messages = generation.resolved.messages
+        self._check_offered(generation, tool, name, parent)
+        if not isinstance(args, dict):
+            raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
+        problem = argument_problem(generation.validators[tool], args, generation.argument_messages)
+        if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
+            raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
+        env = self.env_for(generation, name)
+        owner = _declared(generation, name)
+        outcome = await generation.host.call(tool, args, env, self.repo.root, self.timeout, owner)
+        if outcome.reason == "crashed":
+            outcome.error = say(messages, "host_died", tool=tool, agent=name, detail=outcome.error)
+        elif outcome.reason == "too_large":
+            detail = f"{self.max_output / (1024 * 1024):g}"
+            outcome.error = say(messages, "output_too_large", tool=tool, agent=name, detail=detail)
+        elif outcome.reason == "unsendable":
+            outcome.error = say(messages, "bad_arguments", tool=tool, agent=name, detail=outcome.error)
+        elif outcome.ok and tool in generation.view_outputs and tool not in self._view_misfits:
+            self._check_view_output(generation, tool, outcome.output)
+        return outcome
 
     def arguments(self, body: bytes, tool: str) -> Any:
         """A call's arguments from its body (none: ``{}``), or ``CallRefused`` (400) for a body
@@ -409,31 +513,30 @@ class Session:
         assert self.current is not None
         return self.current.resolved.messages
 
-    def _check_view_output(self, loaded: Loaded, tool: str, output: str) -> None:
+    def _check_view_output(self, generation: Generation, tool: str, output: str) -> None:
         """Log, once per tool and session, an override's output that does not fit the JSON the
         web UI's view of that tool reads (the rules' ``VIEW_OUTPUTS``): the view shows it raw."""
-        messages = loaded.resolved.messages
+        messages = generation.resolved.messages
         try:
             document = json.loads(output)
         except ValueError:
             problem: str | None = messages["output_not_json"]
         else:
-            problem = argument_problem(loaded.view_outputs[tool], document, loaded.argument_messages)
+            problem = argument_problem(generation.view_outputs[tool], document, generation.argument_messages)
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
 
 
-def _declared(loaded: Loaded, name: str) -> str | None:
-    """``name`` when the session's tool set declares that agent (now or at its start), else
-    ``None``: every undeclared agent sees the default view and gets no secrets, so they are one
-    (a view cache entry, the module processes serving them)."""
-    return name if name in loaded.grants.agents or name in loaded.ceiling.agents else None
+def _declared(generation: Generation, name: str) -> str | None:
+    """``name`` when the tool set declares that agent, else ``None``: every undeclared agent sees
+    the default view and gets no secrets, so they are one (a view cache entry, the module
+    processes serving them)."""
+    return name if name in generation.grants.agents else None
 
 
-def _stamp(path: str) -> tuple[int, int]:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_size)
+def _shown(failed: dict[str, str], snapshot: Snapshot | None) -> dict[str, str]:
+    """Load failures with paths in the release shown as the repository names them."""
+    if snapshot is None:
+        return failed
+    return {name: reason.replace(snapshot.root + "/", "") for name, reason in failed.items()}

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 from beeuni.daemon.handoff import VARIABLE, HandOff
+from beeuni.daemon.plugin import verify
 from conftest import BEEUNI, ROOT, Result
 
 BUN = ROOT / "node_modules" / ".bin" / "bun"
@@ -31,6 +32,23 @@ class Daemon:
     connection: bytes  # what the daemon handed its starter: the JSON of its URL, token and pid
     state: Path
     log_path: Path
+    starter: HandOff  # the starter's channel, on which the session converges
+
+    @property
+    def document(self) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(self.connection)
+        return found
+
+    def converge(self, release: str | None = None) -> dict[str, Any]:
+        """Ask the daemon, as its starter, to converge on ``release``; its answer (``converged``
+        or ``convergence_failed``)."""
+        self.starter.request({"op": "converge", "release": release})
+        return self.event()
+
+    def event(self) -> dict[str, Any]:
+        found = self.starter.event(STARTUP_LIMIT)
+        assert found is not None, f"the daemon closed its starter's channel:\n{self.log()}"
+        return found
 
     @property
     def url(self) -> str:
@@ -116,10 +134,11 @@ def start_daemon(
     if not connection:
         process.kill()
         raise AssertionError(f"the daemon did not start ({process.wait()}):\n{_read(log_path)}")
-    return Daemon(process, connection, state, log_path)
+    return Daemon(process, connection, state, log_path, hand_off)
 
 
 def stop_daemon(daemon: Daemon) -> None:
+    daemon.starter.close()
     daemon.process.send_signal(signal.SIGTERM)
     try:
         daemon.process.wait(timeout=20)
@@ -160,11 +179,15 @@ def daemon_refused(project: Path, state: Path, *args: str, env: dict[str, str] |
 @contextmanager
 def hand_off(daemon: Daemon) -> Iterator[tuple[dict[str, str], tuple[int, ...]]]:
     """What a harness started meanwhile needs to get the daemon's connection, as a session's
-    starter gives it: the environment variable naming the descriptor, and the descriptor to pass."""
+    starter gives it: the environment variable naming the descriptor, and the descriptor to pass;
+    for opencode, the daemon's plugin folder as its configuration folder, checked first."""
     handing = HandOff()
     handing.send(daemon.connection)
+    variables = {VARIABLE: str(handing.fd)}
+    if daemon.document.get("plugin"):
+        variables["OPENCODE_CONFIG_DIR"] = verify(daemon.document)
     try:
-        yield {VARIABLE: str(handing.fd)}, (handing.fd,)
+        yield variables, (handing.fd,)
     finally:
         handing.close()
 

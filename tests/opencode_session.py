@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from beeuni.daemon.plugin import verify
 from conftest import ROOT
 from daemon_helpers import Daemon, run_harness
 from model_server import MODEL_ID, ScriptedModel
@@ -151,11 +152,18 @@ def link_plugin_package(folder: Path) -> None:
     (folder / "package-lock.json").write_text(json.dumps(lock))
 
 
+def plugin_folder(daemon: Daemon) -> Path:
+    """opencode's configuration folder for ``daemon``'s plugin, where opencode installs the
+    plugin package (``link_plugin_package`` links it there beforehand)."""
+    return Path(verify(daemon.document))
+
+
 def run_opencode(
     project: Path, home: Path, model: ScriptedModel, daemon: Daemon, prompt: str, agent: str | None = None, *args: str
 ) -> Run:
     """Run ``prompt`` in ``project`` with opencode's ``agent`` (its default agent if None)."""
     link_plugin_package(project / ".opencode")
+    link_plugin_package(plugin_folder(daemon))
     command = [str(OPENCODE), "run", "--format", "json", "--title", "scripted", "--model", f"scripted/{MODEL_ID}"]
     if agent is not None:
         command += ["--agent", agent]

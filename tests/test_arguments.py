@@ -21,7 +21,7 @@ RECORDING = """import { writeFileSync } from 'node:fs'
 export default {
   description: 'Log the repository.',
   parameters: %s,
-  async execute(args, context) { writeFileSync(context.cwd + '/ran.txt', JSON.stringify(args)); return 'ran' },
+  async execute(args, context) { writeFileSync(context.cwd + '/out/ran.txt', JSON.stringify(args)); return 'ran' },
 }
 """
 GIT_LOG: dict[str, Any] = json.loads((Path(__file__).parent / "schema_zoo" / "git_log.json").read_text())
@@ -41,6 +41,7 @@ BROKEN = {"type": "object", "properties": {"n": {"type": "nonsense"}}}
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("arguments") / "project"
     (folder / "tools").mkdir(parents=True)
+    (folder / "out").mkdir()  # where the module writes (it cannot create entries in the top folder)
     for name, schema in (("git_log", GIT_LOG), ("old_style", DRAFT4), ("broken", BROKEN)):
         (folder / "tools" / f"{name}.ts").write_text(RECORDING % json.dumps(schema))
     tools = "".join(f"  {name}: tools/{name}.ts\n" for name in ("git_log", "old_style", "broken"))
@@ -77,13 +78,13 @@ def test_invalid_arguments_are_refused_before_the_module_runs(
     answer = daemon.call("git_log", args)
     assert answer.status_code == 422
     assert answer.json()["error"].startswith(f"invalid arguments for git_log: {refusal}")
-    assert not (project / "ran.txt").exists()
+    assert not (project / "out" / "ran.txt").exists()
 
 
 def test_valid_arguments_run_the_module(daemon: Daemon, project: Path) -> None:
     answer = daemon.call("git_log", {"repo_path": ".", "mode": "quiet", "window": {"from": "x"}})
     assert answer.json() == {"output": "ran", "truncated": False}
-    (project / "ran.txt").unlink()
+    (project / "out" / "ran.txt").unlink()
 
 
 def test_the_draft_a_schema_names_is_the_one_checked(daemon: Daemon, project: Path) -> None:
@@ -92,7 +93,7 @@ def test_the_draft_a_schema_names_is_the_one_checked(daemon: Daemon, project: Pa
     assert answer.status_code == 422
     assert "`n`: `0` is less than the minimum `0`" in answer.json()["error"]
     assert daemon.call("old_style", {"n": 1}).status_code == 200
-    (project / "ran.txt").unlink()
+    (project / "out" / "ran.txt").unlink()
 
 
 def test_a_module_whose_parameters_are_not_json_schema_does_not_load(daemon: Daemon) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,8 +40,8 @@ export default {
   description: 'Runs until stopped, ticking in its mark file (in the repository).',
   parameters: { type: 'object', properties: { mark: { type: 'string' } } },
   execute(args, context) {
-    writeFileSync(`${context.cwd}/${args.mark}.started`, String(process.pid))
-    setInterval(() => appendFileSync(`${context.cwd}/${args.mark}`, 'tick\\n'), 5)
+    writeFileSync(`${context.cwd}/out/${args.mark}.started`, String(process.pid))
+    setInterval(() => appendFileSync(`${context.cwd}/out/${args.mark}`, 'tick\\n'), 5)
     return new Promise(() => {})
   },
 }""",
@@ -51,9 +52,9 @@ export default {
 }""",
     "count": """import { appendFileSync } from 'node:fs'
 export default {
-  description: 'Counts its runs in calls.log, in the repository.',
+  description: 'Counts its runs in out/calls.log, in the repository.',
   parameters: { type: 'object', properties: {} },
-  async execute(args, context) { appendFileSync(`${context.cwd}/calls.log`, 'ran\\n'); return 'counted' },
+  async execute(args, context) { appendFileSync(`${context.cwd}/out/calls.log`, 'ran\\n'); return 'counted' },
 }""",
     "no_default": "export const tool = { description: 'x', parameters: { type: 'object' }, execute() {} }",
     "bad_params": "export default { description: 'x', parameters: { type: 'string' }, execute() {} }",
@@ -89,6 +90,7 @@ agents:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("session") / "project"
     (folder / "tools").mkdir(parents=True)
+    (folder / "out").mkdir()  # where the modules write (they cannot create entries in the top folder)
     for name, source in MODULES.items():
         (folder / "tools" / f"{name}.ts").write_text(source + "\n")
     project_tools = "\n".join(f"  {name}: tools/{name}.ts" for name in MODULES)
@@ -239,13 +241,13 @@ def test_a_client_that_goes_away_ends_the_calls_process(daemon: Daemon, project:
 
 def assert_stopped_for_good(daemon: Daemon, project: Path, mark: str) -> None:
     """The call's process is gone, and with it every timer it left: its mark file stops changing."""
-    started = project / f"{mark}.started"
+    started = project / "out" / f"{mark}.started"
     wait_until(started.exists, "the call to start")
     pid = int(started.read_text())
     wait_until(lambda: not process_runs(pid), "the call's process to end")
-    ticks = (project / mark).read_text() if (project / mark).exists() else ""
+    ticks = (project / "out" / mark).read_text() if (project / "out" / mark).exists() else ""
     assert daemon.call("echo", agent="bob").status_code == 200  # the next call runs while nothing ticks
-    assert ((project / mark).read_text() if (project / mark).exists() else "") == ticks
+    assert ((project / "out" / mark).read_text() if (project / "out" / mark).exists() else "") == ticks
 
 
 def test_fifty_concurrent_calls(daemon: Daemon) -> None:
@@ -270,7 +272,7 @@ def test_the_five_beeuni_tools_against_the_platform_standin(daemon: Daemon, plat
 
 
 def test_a_killed_call_process_fails_only_its_call(daemon: Daemon, project: Path) -> None:
-    started = project / "killed.started"
+    started = project / "out" / "killed.started"
     with ThreadPoolExecutor(max_workers=1) as pool:
         running = pool.submit(daemon.call, "slow", {"mark": "killed"}, "alice")
         wait_until(started.exists, "the call to start")
@@ -281,25 +283,15 @@ def test_a_killed_call_process_fails_only_its_call(daemon: Daemon, project: Path
     assert daemon.call("echo", agent="bob").status_code == 200
 
 
-def test_reload_between_calls_and_keep_the_last_good_set(project: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "reloading"
+def test_a_missing_module_and_a_removed_beeuni_tool_are_not_loaded(tmp_path: Path) -> None:
+    folder = tmp_path / "missing"
     (folder / "tools").mkdir(parents=True)
-    manifest = folder / "beeuni.yaml"
-    manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
+    (folder / "beeuni.yaml").write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n")
     with running_daemon(folder, tmp_path, "--harness", "experimental") as daemon:
-        assert daemon.call("echo").status_code == 404  # declared, its module not written yet
+        assert daemon.call("echo").status_code == 404  # declared, its module not written
         removed = daemon.call("show")  # a Beeuni tool the project does not list: 404
         assert (removed.status_code, removed.json()) == (404, {"error": "no tool named show is loaded"})
-        (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
-        assert daemon.call("echo").status_code == 200
-        manifest.write_text("tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\n  Broken-Name: x.py\n")
-        assert daemon.call("echo").status_code == 200
-        assert "[tools] beeuni.yaml no longer validates; keeping the last good tool set" in daemon.log()
-        (folder / "tools" / "echo.ts").write_text(MODULES["echo"].replace("return {", "return { changed: true,"))
-        manifest.write_text("tools:\n  echo: tools/echo.ts\n")
-        answer = daemon.call("echo")
-        assert json.loads(answer.json()["output"])["changed"] is True
-        assert daemon.call("memory").status_code == 404
+        assert daemon.call("memory", {"command": "view", "path": "memory"}).status_code == 200
 
 
 def test_subagent_on_the_experimental_harness_is_limited_by_its_parent(daemon: Daemon) -> None:
@@ -325,7 +317,7 @@ def raw_post(daemon: Daemon, tool: str, body: bytes, **headers: str) -> httpx.Re
 
 
 def runs_of_count(project: Path) -> int:
-    log = project / "calls.log"
+    log = project / "out" / "calls.log"
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
@@ -389,25 +381,9 @@ def test_fastapis_own_answers_have_the_daemons_shape(daemon: Daemon) -> None:
     assert bad_query.json()["error"].startswith("bad request: query.all: ")
 
 
-def test_a_module_created_after_start_is_loaded_at_the_next_reload(tmp_path: Path) -> None:
-    """The daemon must not remember the repository's folders from its start: a module declared
-    from the start and written later is found by the reload (issue 9; a tool declared only
-    later would be a wider grant, for the next start). Also: `--max-body` sets the limit."""
-    folder = tmp_path / "growing"
-    (folder / "tools").mkdir(parents=True)
-    (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
-    manifest = folder / "beeuni.yaml"
-    manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n")
-    with running_daemon(folder, tmp_path, "--harness", "experimental", "--max-body", "100") as daemon:
-        assert daemon.call("echo").status_code == 200
-        assert daemon.call("later").status_code == 404
-        logged_at_start = len(daemon.log())
-        (folder / "tools" / "later.ts").write_text(MODULES["echo"].replace("return {", "return { later: true,"))
-        manifest.write_text("tools:\n  echo: tools/echo.ts\n  later: tools/later.ts\n# touched\n")
-        answer = daemon.call("later")
-        assert answer.status_code == 200, answer.text
-        assert json.loads(answer.json()["output"])["later"] is True
-        assert "module-missing" not in daemon.log()[logged_at_start:]
+def test_max_body_sets_the_limit(project: Path, tmp_path: Path) -> None:
+    with running_daemon(project, tmp_path, "--harness", "experimental", "--max-body", "100") as daemon:
+        assert daemon.call("echo", {"text": "x" * 50}).status_code == 200
         too_large = daemon.call("echo", {"text": "x" * 100})
         assert (too_large.status_code, too_large.json()["error"]) == (
             413,
@@ -415,9 +391,10 @@ def test_a_module_created_after_start_is_loaded_at_the_next_reload(tmp_path: Pat
         )
 
 
-def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Path) -> None:
-    """Issue 10: the listing the opencode plugin reads at opencode's start (`?all=true`: every
-    served tool and each agent's hidden ones) reloads a changed manifest first, before any call."""
+def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_tree(tmp_path: Path) -> None:
+    """The listing the opencode plugin reads at opencode's start (`?all=true`: every served tool
+    and each agent's hidden ones) is the release's: an edit of the manifest in the working tree
+    changes nothing, a convergence on the commit that holds it does."""
     folder = tmp_path / "hiding"
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "echo.ts").write_text(MODULES["echo"])
@@ -425,6 +402,10 @@ def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Pa
     manifest.write_text(
         "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n"
     )
+    commit = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-am", "x"]
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+    subprocess.run(commit, cwd=folder, check=True)
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
 
         def listing(everything: bool = True) -> Any:
@@ -439,6 +420,9 @@ def test_the_hidden_tools_and_the_listing_follow_a_changed_manifest(tmp_path: Pa
         manifest.write_text(
             "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [echo]\n"
         )
+        assert listing() == first
+        subprocess.run(commit, cwd=folder, check=True)
+        assert daemon.converge()["event"] == "converged"
         second = listing()
         assert [tool["name"] for tool in second["tools"]] == ["memory", "echo"]
         assert "echo" not in second["hidden"]["plan"] and "read" in second["hidden"]["plan"]
@@ -461,7 +445,8 @@ def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> 
         "console.log(JSON.stringify(Object.keys(hooks.tool)))\n"
     )
     with running_daemon(project, tmp_path) as daemon:
-        plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
+        plugin = Path(daemon.document["plugin"])
+        assert not plugin.is_relative_to(project)  # where no agent and no module can write
         for _ in range(2):
             command = [str(BUN), "--no-install", str(loader), str(plugin)]  # offline, as where the install failed
             loaded = run_harness(command, daemon)
@@ -470,4 +455,4 @@ def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> 
         line = "[tools] the standard harness's plugin found no @opencode-ai/plugin"
         wait_until(lambda: line in daemon.log(), "the daemon to log it")
         assert daemon.log().count(line) == 1
-        assert "run `bun add @opencode-ai/plugin` in .opencode/" in daemon.log()
+        assert "run `bun add @opencode-ai/plugin` in opencode's configuration folder" in daemon.log()

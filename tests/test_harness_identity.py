@@ -24,7 +24,15 @@ from beeuni.daemon.sandbox import landlock_missing
 from conftest import BEEUNI, run_beeuni
 from daemon_helpers import Daemon, daemon_environment, daemon_refused, run_harness, running_daemon
 from model_server import ScriptedModel, call, say, scripted_model
-from opencode_session import OPENCODE, Run, environment, link_plugin_package, opencode_version, run_opencode
+from opencode_session import (
+    OPENCODE,
+    Run,
+    environment,
+    link_plugin_package,
+    opencode_version,
+    plugin_folder,
+    run_opencode,
+)
 
 INTRUDER = Path(__file__).parent / "intruder.py"
 ADMIN_KEY = "k" * 43  # shaped like the daemon's token, so that the intruder tries it too
@@ -44,7 +52,7 @@ export default {
   parameters: { type: 'object', properties: {} },
   async execute(args, context) {
     const names = Object.keys(context.env).filter((name) => !name.startsWith('BEEUNI_')).sort()
-    appendFileSync(`${context.cwd}/calls.log`, `${names.join(',')}\\n`)
+    appendFileSync(`${context.cwd}/out/calls.log`, `${names.join(',')}\\n`)
     return names.map((name) => `${name}=${context.env[name]}`).join(',') || '(none)'
   },
 }
@@ -54,6 +62,7 @@ REFUSED = re.compile(r"\[daemon\] refused POST /beeuni/tools/whoami as agent adm
 
 def make_project(folder: Path, state: Path) -> Path:
     (folder / "tools").mkdir(parents=True)
+    (folder / "out").mkdir()  # where the module writes (it cannot create entries in the top folder)
     (folder / "tools" / "whoami.ts").write_text(WHOAMI)
     (folder / "beeuni.yaml").write_text(MANIFEST)
     agents = {"intern": {"mode": "primary"}, "admin": {"mode": "primary"}}
@@ -116,7 +125,7 @@ def test_the_sessions_own_calls_still_work_and_nothing_of_the_module_ran_for_the
     intruded: Intruded,
 ) -> None:
     assert intruded.model.result_of("case-intern", 1, 0) == "(none)"  # intern's call: no secret
-    assert (intruded.project / "calls.log").read_text() == "\n"  # one call in all: the session's own
+    assert (intruded.project / "out" / "calls.log").read_text() == "\n"  # one call in all: the session's own
 
 
 def test_an_opencode_started_without_the_hand_off_offers_no_served_tool_and_says_why(tmp_path: Path) -> None:
@@ -127,7 +136,9 @@ def test_an_opencode_started_without_the_hand_off_offers_no_served_tool_and_says
     env = environment(tmp_path / "home", project)
     command = [str(OPENCODE), "debug", "agent", "intern"]
     with running_daemon(project, tmp_path, "--harness", "standard") as daemon:
-        handed, not_handed = run_harness(command, daemon, project, env), run_harness(command, None, project, env)
+        link_plugin_package(plugin_folder(daemon))
+        handed = run_harness(command, daemon, project, env)
+        not_handed = run_harness(command, None, project, {**env, "OPENCODE_CONFIG_DIR": str(plugin_folder(daemon))})
     assert json.loads(handed.stdout)["tools"].get("whoami") is True
     assert "whoami" not in json.loads(not_handed.stdout)["tools"]
     assert (
@@ -146,7 +157,7 @@ def test_a_forged_agent_header_without_the_token_is_refused_on_the_experimental_
         intruder = subprocess.run(intrusion(project, state), capture_output=True, text=True, timeout=300)
         assert intruder.returncode == 0, intruder.stderr
         only_refusals(json.loads(intruder.stdout), daemon)
-        assert not (project / "calls.log").exists()  # nothing of the module ran
+        assert not (project / "out" / "calls.log").exists()  # nothing of the module ran
         assert REFUSED.search(daemon.log()), daemon.log()
         # the harness that holds the token names any agent, and each gets its own grant
         assert daemon.call("whoami", agent="admin").json()["output"] == f"ADMIN_KEY={ADMIN_KEY}"

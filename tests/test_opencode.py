@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_beeuni
 from daemon_helpers import Daemon, run_harness, running_daemon
-from opencode_session import OPENCODE, environment, link_plugin_package
+from opencode_session import OPENCODE, environment, link_plugin_package, plugin_folder
 
 ECHO = """export default {
   description: 'Echo the text, with the agent the daemon saw.',
@@ -40,6 +40,8 @@ def project(tmp_path: Path) -> Path:
 
 def opencode(project: Path, home: Path, daemon: Daemon | None, *args: str) -> subprocess.CompletedProcess[str]:
     link_plugin_package(project / ".opencode")  # what opencode would install from the registry
+    if daemon is not None:
+        link_plugin_package(plugin_folder(daemon))
     return run_harness([str(OPENCODE), "debug", "agent", *args], daemon, project, environment(home, project))
 
 
@@ -53,8 +55,8 @@ def offered(project: Path, home: Path, daemon: Daemon | None, agent: str) -> dic
 
 def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project: Path, tmp_path: Path) -> None:
     with running_daemon(project, tmp_path, "--harness", "standard") as daemon:
-        plugin = project / ".opencode" / "plugin" / "beeuni-tools.ts"
-        assert plugin.exists()
+        plugin = Path(daemon.document["plugin"])
+        assert plugin.exists() and not plugin.is_relative_to(project)
         tools = offered(project, tmp_path / "home", daemon, "build")
         assert tools.get("echo") and tools.get("memory")
 
@@ -143,16 +145,20 @@ def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> No
         assert daemon.call("memory", {"command": "view", "path": "/memories"}, agent="plan").status_code == 403
 
 
-def test_a_changed_manifest_changes_what_an_agents_model_is_offered(tmp_path: Path) -> None:
-    """Issue 10: the per-agent settings follow a reload — an opencode started after the manifest
-    changed hides what the new manifest hides, without a restart of the daemon. (A reload only
-    narrows: what the start did not grant waits for the next start.)"""
+def test_a_convergence_changes_what_an_agents_model_is_offered(tmp_path: Path) -> None:
+    """The per-agent settings follow the release the session serves: an edit of the manifest in
+    the working tree changes nothing; once the session converges on the commit that holds it, an
+    opencode started afterwards (the next turn's) hides what the new release hides, without a
+    restart of the daemon."""
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "echo.ts").write_text(ECHO)
     manifest = folder / "beeuni.yaml"
     manifest.write_text("tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n")
+    commit = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", "x"]
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+    subprocess.run(commit, cwd=folder, check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
         assert offered(folder, home, daemon, "plan")["echo"]
@@ -160,6 +166,10 @@ def test_a_changed_manifest_changes_what_an_agents_model_is_offered(tmp_path: Pa
         manifest.write_text(
             "tools:\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read]\n  review:\n    tools: [echo]\n"
         )
+        assert offered(folder, home, daemon, "plan")["echo"]  # the working tree is not the release
+        subprocess.run(["git", "add", "-A"], cwd=folder, check=True)
+        subprocess.run(commit, cwd=folder, check=True)
+        assert daemon.converge()["event"] == "converged"
         assert not offered(folder, home, daemon, "plan")["echo"]
         review = offered(folder, home, daemon, "review")
         assert review["echo"] and not review["read"]

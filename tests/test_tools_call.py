@@ -34,7 +34,7 @@ export default {
   description: 'Never answers; leaves its process id behind.',
   parameters: { type: 'object', properties: {} },
   execute(args, context) {
-    writeFileSync('slow.pid', String(process.pid))
+    writeFileSync('out/slow.pid', String(process.pid))
     return new Promise(() => {})
   },
 }""",
@@ -74,6 +74,7 @@ def weather_api() -> Iterator[PlatformStandIn]:
 def project(tmp_path: Path, weather_api: PlatformStandIn) -> Path:
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)
+    (folder / "out").mkdir()  # where a module writes (it cannot create entries in the top folder)
     (folder / "tools" / "weather_now.ts").write_text(
         WEATHER_NOW.replace("https://api.weather.example.com", weather_api.url)
     )
@@ -170,7 +171,7 @@ def test_the_timeout_ends_the_calls_process(project: Path) -> None:
     result = call(project, "slow", "--timeout", "0.5")
     assert result.code == 1
     assert result.stderr == "beeuni: slow did not finish within 0.5 seconds and was stopped\n"
-    pid = int((project / "slow.pid").read_text())
+    pid = int((project / "out" / "slow.pid").read_text())
     assert not Path(f"/proc/{pid}").exists()  # killed and reaped before the command ended
 
 

@@ -360,8 +360,10 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     not_confined confinement_required host_not_started module_output log_dropped unauthorized
     refused_caller caller_known caller_unknown no_connection_fd connection_fd_not_socket
     memory_unguarded guard_required starter_gone plugin_without_connection did_not_load
-    kept_last_good widened granted_since_start spilled not_an_object bad_arguments not_strict_json
-    too_deep header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
+    serving_release serving_folder serving_uncommitted release_no_git release_no_commit
+    release_unknown release_unreadable release_no_manifest folder_too_large plugin_in_repository
+    converged convergence_failed release_invalid spilled not_an_object bad_arguments not_strict_json too_deep
+    header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json
     """.split()  # noqa: SIM905
@@ -456,6 +458,8 @@ VALUES: dict[str, Shape] = {
     "OPENCODE_ZOD_SOURCES": ListOf(Record({"package": Str("a package name"), "member": Str("a dotted path")})),
     "ENV_READERS": ListOf(Str(), "dotted names"),
     "BUN_MISSING": Str(),
+    "HARNESS_FILES": ListOf(Str("a repo-relative path"), "paths"),
+    "TOOL_FOLDERS": Record({}, rest=Str("a repo-relative folder")),
 }
 #: the values above that hold a regular expression: checked when the rules are compiled, as the
 #: optional ones (``optional_readback.py``), not only when a manifest makes the engine read them
@@ -483,6 +487,8 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "migrate_nothing": ((), Str()),
     "migrate_refusal": (("reason", "detail"), Str()),
     "carry_problem": (("problem",), Str()),
+    "not_released": (("name", "module", "state"), Str()),
+    "release_changes": (("changes",), Str()),
 }
 
 

@@ -1,0 +1,265 @@
+"""A release, taken into a folder of its own: what a session serves.
+
+A session serves its config release — the files git tracks at one commit — never the working
+tree its agents and tool modules can write. ``take`` copies the release of the project at a
+commit (``HEAD`` by default) into a fresh folder: the files under the project's folder (the one
+that holds the manifest) and those of each ``node_modules`` folder above it up to the work tree's
+top, where Bun looks for packages. The manifest, its imports, every module and every file a module
+imports are then read from the copy only, and nothing written in the working tree afterwards
+reaches it.
+
+The files are read from git's objects with its plumbing — ``ls-tree`` for the listing, ``cat-file
+--batch`` for the bytes, streamed — and written here, read-only. Measured on a release of 20,000
+files (85 MB) on tmpfs, that takes as long as ``git archive | tar -x`` or ``checkout-index`` into
+a temporary index (0.5 to 0.7 s each; pygit2 1.1 s, dulwich 3.4 s), and unlike them it applies no
+``.gitattributes`` (``export-ignore`` would leave tracked files out, ``export-subst`` and the
+line-end conversions change their bytes) and runs no filter command a repository's configuration
+names: what is copied is exactly what the commit holds. Symbolic links are made as committed when
+they stay inside the copy; one that leads out of it (an absolute target, or ``..`` past the top)
+is left out, so that no import reaches the working tree through it. Submodules are not part of
+the release.
+
+Outside git there is no release: ``take_folder`` copies the project's folder as it is at the
+start instead (bounded), leaving out the folders given (the state folder with the secrets).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import shutil
+import stat
+import subprocess
+import threading
+from dataclasses import dataclass
+from typing import IO
+
+from ..paths import git_top
+
+#: bounds of a copy of a folder outside git: past them the daemon refuses to start
+MAX_FOLDER_FILES = 50_000
+MAX_FOLDER_BYTES = 1024 * 1024 * 1024
+#: bytes read at a time from git's object stream
+CHUNK = 1024 * 1024
+_FILE_MODES = {b"100644": 0o444, b"100755": 0o555}
+_LINK_MODE = b"120000"
+#: what git may be asked without running anything a repository's configuration names
+_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+class ReleaseError(Exception):
+    """No release could be taken: ``key`` names the rules' text (``DAEMON_MESSAGES``), ``detail``
+    fills its ``{detail}``."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(f"{key}: {detail}")
+        self.key = key
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A release in a folder: ``root`` stands for the project's folder (it holds the manifest),
+    inside ``folder``, the copy's top; ``commit`` is None for a copy of a folder outside git;
+    ``paths`` are the files the release holds, relative to the project's folder."""
+
+    folder: str
+    root: str
+    commit: str | None
+    paths: frozenset[str]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def git(top: str, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """One git plumbing command in the work tree ``top``, with no system configuration."""
+    environment = {**os.environ, **_GIT_ENV}
+    return subprocess.run(
+        ["git", "-C", top, "-c", "core.fsmonitor=false", *args], input=data, capture_output=True, env=environment
+    )
+
+
+def commit_of(top: str, rev: str | None) -> str | None:
+    """The commit ``rev`` names (``HEAD`` when None) in the repository of the work tree ``top``;
+    None when ``rev`` is None and the repository has no commit yet; ``ReleaseError`` when ``rev``
+    names no commit or the repository cannot be read."""
+    named = "HEAD" if rev is None else rev
+    try:
+        done = git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{named}^{{commit}}")
+        if done.returncode == 0:
+            return done.stdout.decode().strip()
+        if rev is not None:
+            raise ReleaseError("release_unknown", named)
+        refs = git(top, "for-each-ref", "--count=1")  # none at all: nothing was committed yet
+    except OSError as err:
+        raise ReleaseError("release_unreadable", str(err)) from None
+    if refs.returncode == 0 and not refs.stdout.strip():
+        return None
+    problem = (done.stderr or refs.stderr).decode("utf-8", "replace").strip()
+    raise ReleaseError("release_unreadable", problem or f"{named} names no commit")
+
+
+def take(project: str, manifest: str, rev: str | None, into: str, extra: list[str] | None = None) -> Snapshot:
+    """The release of the project at ``project`` (its folder) at ``rev``, copied into the new
+    folder ``into``, with the folders ``extra`` (absolute paths in the work tree: a rules folder
+    outside the project's); ``ReleaseError`` when the project is in no git work tree (use
+    ``take_folder``), ``rev`` names no commit, the repository cannot be read, or the release
+    holds no ``manifest``."""
+    found = git_top(project)
+    if found is None:
+        raise ReleaseError("release_no_git", project)
+    top = found[0]
+    prefix = os.path.relpath(os.path.realpath(project), top).replace(os.sep, "/")
+    prefix = "" if prefix == "." else prefix + "/"
+    commit = commit_of(top, rev)
+    if commit is None:
+        raise ReleaseError("release_no_commit", top)
+    others = [os.path.relpath(os.path.realpath(folder), top).replace(os.sep, "/") for folder in extra or []]
+    entries = _listing(top, commit, prefix, others)
+    if prefix + manifest not in {path for _, _, path in entries}:
+        raise ReleaseError("release_no_manifest", f"{manifest} at {commit[:12]}")
+    os.makedirs(into, mode=0o700)
+    try:
+        _write(top, entries, into)
+    except BaseException:
+        shutil.rmtree(into, ignore_errors=True)
+        raise
+    paths = frozenset(path[len(prefix) :] for _, _, path in entries if path.startswith(prefix))
+    root = os.path.join(into, prefix) if prefix else into
+    os.makedirs(root, exist_ok=True)
+    return Snapshot(into, root.rstrip("/"), commit, paths)
+
+
+def _listing(top: str, commit: str, prefix: str, others: list[str]) -> list[tuple[bytes, bytes, str]]:
+    """(mode, object, path from the top) of every file and link the release holds under the
+    project's folder, in the ``node_modules`` folders above it and in the folders ``others``."""
+    parts = prefix.strip("/").split("/") if prefix else []
+    above = ["/".join([*parts[:depth], "node_modules"]) for depth in range(len(parts))]
+    specs = [f":(top,literal){path}" for path in (prefix.rstrip("/"), *above, *others)] if prefix else []
+    done = git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs)
+    if done.returncode != 0:
+        raise ReleaseError("release_unreadable", done.stderr.decode("utf-8", "replace").strip() or commit)
+    entries = []
+    for record in done.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw = record.partition(b"\t")
+        mode, kind, obj = meta.split()
+        path = raw.decode("utf-8", "surrogateescape")
+        if kind == b"blob" and (mode in _FILE_MODES or mode == _LINK_MODE) and _safe(path):
+            entries.append((mode, obj, path))
+    return entries
+
+
+def _safe(path: str) -> bool:
+    """Whether ``path`` stays below the copy's top (git refuses others; a crafted tree may not)."""
+    parts = path.split("/")
+    return all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts)
+
+
+def _write(top: str, entries: list[tuple[bytes, bytes, str]], into: str) -> None:
+    """Stream each entry's bytes from ``git cat-file --batch`` into its file; links last, so that
+    no file is written through one."""
+    command = ["git", "-C", top, "-c", "core.fsmonitor=false", "cat-file", "--batch"]
+    environment = {**os.environ, **_GIT_ENV}
+    request = b"".join(obj + b"\n" for _, obj, _ in entries)
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment) as reader:
+        assert reader.stdin is not None and reader.stdout is not None
+        feeder = threading.Thread(target=_feed, args=(reader.stdin, request), daemon=True)
+        feeder.start()
+        links: list[tuple[str, bytes]] = []
+        made: set[str] = set()
+        try:
+            for mode, obj, path in entries:
+                header = reader.stdout.readline().split()
+                if len(header) != 3 or header[0] != obj:
+                    raise ReleaseError("release_unreadable", f"{path}: {b' '.join(header).decode(errors='replace')}")
+                size = int(header[2])
+                target = os.path.join(into, path)
+                folder = os.path.dirname(target)
+                if folder not in made:
+                    os.makedirs(folder, exist_ok=True)
+                    made.add(folder)
+                if mode == _LINK_MODE:
+                    links.append((target, reader.stdout.read(size)))
+                else:
+                    _copy(reader.stdout, size, target, _FILE_MODES[mode])
+                reader.stdout.read(1)  # the newline after the object
+        finally:
+            feeder.join()
+    if reader.returncode != 0:
+        raise ReleaseError("release_unreadable", f"git cat-file ended with {reader.returncode}")
+    for target, destination in links:
+        _link(into, target, destination.decode("utf-8", "surrogateescape"))
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    """Write the object names to cat-file (from a thread, while its answers are read)."""
+    with contextlib.suppress(OSError), stream:
+        stream.write(data)
+
+
+def _copy(stream: IO[bytes], size: int, target: str, mode: int) -> None:
+    handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        remaining = size
+        while remaining:
+            chunk = stream.read(min(CHUNK, remaining))
+            if not chunk:
+                raise ReleaseError("release_unreadable", f"{target}: the object ended early")
+            os.write(handle, chunk)
+            remaining -= len(chunk)
+        os.fchmod(handle, mode)
+    finally:
+        os.close(handle)
+
+
+def _link(top: str, target: str, destination: str) -> None:
+    """Make the link ``target`` → ``destination`` when it leads to a place inside ``top``."""
+    if destination.startswith("/"):
+        return
+    relative = posixpath.relpath(os.path.dirname(target), top).replace(os.sep, "/")
+    landing = posixpath.normpath(posixpath.join(relative, destination))
+    if landing == ".." or landing.startswith("../"):
+        return
+    with contextlib.suppress(OSError):  # something stands there already (a crafted tree): left out
+        os.symlink(destination, target)
+
+
+def take_folder(project: str, into: str, leave_out: list[str]) -> Snapshot:
+    """A copy of the folder ``project`` as it is now (outside git there is no release), without
+    the folders of ``leave_out``; ``ReleaseError`` past ``MAX_FOLDER_FILES`` files or
+    ``MAX_FOLDER_BYTES`` bytes."""
+    source = os.path.realpath(project)
+    left_out = {os.path.realpath(path) for path in leave_out}
+    os.makedirs(into, mode=0o700)
+    files, size, paths = 0, 0, set()
+    try:
+        for folder, folders, names in os.walk(source):
+            folders[:] = [f for f in folders if os.path.join(folder, f) not in left_out]
+            relative = os.path.relpath(folder, source)
+            made = os.path.join(into, relative) if relative != "." else into
+            os.makedirs(made, exist_ok=True)
+            for name in [*names, *(f for f in folders if os.path.islink(os.path.join(folder, f)))]:
+                path = os.path.join(folder, name)
+                info = os.lstat(path)
+                target = os.path.join(made, name)
+                shown = name if relative == "." else f"{relative}/{name}".replace(os.sep, "/")
+                if stat.S_ISLNK(info.st_mode):
+                    _link(into, target, os.readlink(path))
+                elif stat.S_ISREG(info.st_mode):
+                    files, size = files + 1, size + info.st_size
+                    if files > MAX_FOLDER_FILES or size > MAX_FOLDER_BYTES:
+                        raise ReleaseError(
+                            "folder_too_large", f"{MAX_FOLDER_FILES} files, {MAX_FOLDER_BYTES >> 20} MiB"
+                        )
+                    shutil.copyfile(path, target, follow_symlinks=False)
+                    os.chmod(target, 0o555 if info.st_mode & 0o100 else 0o444)
+                    paths.add(shown)
+            folders[:] = [f for f in folders if not os.path.islink(os.path.join(folder, f))]
+    except BaseException:
+        shutil.rmtree(into, ignore_errors=True)
+        raise
+    return Snapshot(into, into, None, frozenset(paths))
