@@ -106,7 +106,8 @@ def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
         "responses": {
             "200": _answer("The tool's output.", {"$ref": "#/components/schemas/Output"}),
             "400": _answer(
-                f"The body is not strict JSON (no NaN or Infinity) or nests deeper than {MAX_DEPTH} levels;"
+                "The body is not strict JSON (no NaN or Infinity, no integer a double cannot hold exactly)"
+                f" or nests deeper than {MAX_DEPTH} levels;"
                 " or the Host is not the daemon's."
             ),
             "401": _answer("No bearer token, or the wrong one."),

@@ -494,6 +494,9 @@ class Session:
             return strict_json.parse(body) if body else {}
         except strict_json.TooDeep:
             raise CallRefused(400, say(messages, "too_deep", tool=tool, detail=str(strict_json.MAX_DEPTH))) from None
+        except strict_json.Inexact as err:
+            detail, size = err.shown, str(err.digits)
+            raise CallRefused(400, say(messages, "inexact_number", tool=tool, detail=detail, size=size)) from None
         except strict_json.NotStrict as err:
             raise CallRefused(400, say(messages, "not_strict_json", tool=tool, detail=err.literal)) from None
         except ValueError as err:  # not JSON, or not UTF-8

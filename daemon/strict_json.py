@@ -1,9 +1,15 @@
-"""A call's arguments as strict JSON: what a JSON parser of any other language would accept.
+"""A call's arguments as strict JSON: what a JSON parser of any other language would accept,
+and every number as the module will read it.
 
 Python's ``json`` also reads ``NaN``, ``Infinity`` and ``-Infinity`` (and turns ``1e999`` into
 infinity), which no JavaScript host can take back; and it parses nesting by recursion, so a
 body nested a few thousand levels deep ends in ``RecursionError``. Both are refused here, the
 depth before the body is parsed, by a scan that does not recurse.
+
+Python's integers have no bound, but a JSON Schema number reaches the module as a JavaScript
+number, a double: an integer literal a double cannot hold exactly (``9007199254740993``, a
+400-digit one that JavaScript reads as ``Infinity``) would be checked against the schema as one
+value and run as another, so it is refused (``Inexact``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,13 @@ from typing import Any
 
 #: how deep a call's arguments may nest (objects and arrays; `{"a": [1]}` is 2 deep)
 MAX_DEPTH = 64
+
+#: every integer of at most this magnitude is a double exactly
+_EXACT = 2**53
+#: characters of a refused integer shown in the refusal
+SHOWN_DIGITS = 24
+#: characters of the longest integer literal a double can hold (a minus sign and 309 digits)
+_LONGEST_INTEGER = 310
 
 #: a JSON string (its brackets are text), as a loop-unrolled pattern: fast on a long one
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -33,17 +46,30 @@ class NotStrict(ValueError):
         self.literal = literal
 
 
+class Inexact(NotStrict):
+    """The body holds an integer literal that a double cannot hold exactly."""
+
+    @property
+    def shown(self) -> str:
+        """The literal, its beginning only when it is long."""
+        return self.literal if len(self.literal) <= SHOWN_DIGITS else self.literal[:SHOWN_DIGITS] + "…"
+
+    @property
+    def digits(self) -> int:
+        return len(self.literal.lstrip("-"))
+
+
 class TooDeep(ValueError):
     """The body nests deeper than the limit."""
 
 
 def parse(body: bytes, max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON value of ``body``. Raises ``TooDeep``, ``NotStrict``, or ``ValueError`` (not
-    JSON, or not UTF-8) with the parser's reason."""
+    """The JSON value of ``body``. Raises ``TooDeep``, ``NotStrict`` (``Inexact`` for an
+    integer), or ``ValueError`` (not JSON, or not UTF-8) with the parser's reason."""
     if depth_exceeds(body, max_depth):
         raise TooDeep()
     try:
-        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_exact_int)
     except RecursionError:  # brackets the scan could not see as such (in a string left open)
         raise TooDeep() from None
 
@@ -67,4 +93,21 @@ def _finite_float(literal: str) -> float:
     number = float(literal)
     if not math.isfinite(number):
         raise NotStrict(literal)
+    return number
+
+
+def _exact_int(literal: str) -> int:
+    """The integer ``literal`` (JSON has no leading zeros), when a double holds it exactly; a longer
+    literal than any double's is refused before Python converts it."""
+    if len(literal) > _LONGEST_INTEGER:
+        raise Inexact(literal)
+    number = int(literal)
+    if -_EXACT <= number <= _EXACT:
+        return number
+    try:
+        exact = int(float(number)) == number
+    except OverflowError:
+        exact = False
+    if not exact:
+        raise Inexact(literal)
     return number

@@ -95,6 +95,38 @@ def test_numbers_json_does_not_have_are_400_and_the_tool_is_not_run(
     assert post(daemon, b'{"a": 1e300}').status_code == 200  # a large finite number is JSON
 
 
+@pytest.mark.parametrize(
+    ("literal", "shown"),
+    [
+        ("1" * 400, "1" * 24 + "… (400 digits)"),
+        ("-" + "9" * 309, "-" + "9" * 23 + "… (309 digits)"),
+        (str(2**53 + 1), f"{2**53 + 1} (16 digits)"),
+        (str(-(2**64) - 1), f"{-(2**64) - 1} (20 digits)"),
+    ],
+)
+def test_an_integer_a_double_cannot_hold_exactly_is_400_and_the_tool_is_not_run(
+    daemon: Daemon, project: Path, literal: str, shown: str
+) -> None:
+    before = runs(project)
+    answer = post(daemon, b'{"a": [' + literal.encode() + b"]}")
+    assert (answer.status_code, answer.json()) == (
+        400,
+        {
+            "error": f"the arguments must be strict JSON: the integer {shown} is more than a JSON number holds"
+            " exactly (the tool reads numbers as doubles); the tool was not run"
+        },
+    )
+    assert runs(project) == before
+
+
+def test_integers_a_double_holds_reach_the_module_unchanged(daemon: Daemon) -> None:
+    held = [2**53, -(2**53), 2**60, 2**1023, 0]
+    answer = post(daemon, json.dumps({"held": held}).encode(), tool="echo")
+    assert answer.status_code == 200, answer.text
+    echoed = json.loads(answer.json()["output"])["args"]["held"]  # JavaScript writes the shortest form
+    assert [float(number) for number in echoed] == [float(number) for number in held]
+
+
 def test_nesting_past_the_documented_depth_is_400_not_a_server_error(daemon: Daemon, project: Path) -> None:
     before = runs(project)
     for depth in (65, 5000, 100_000):
@@ -365,6 +397,20 @@ def test_the_depth_scan_agrees_with_the_parsed_value(value: Any, limit: int) -> 
         return 0 if children is None else 1 + max((depth(child) for child in children), default=0)
 
     assert depth_exceeds(json.dumps(value).encode(), limit) == (depth(value) > limit)
+
+
+@given(st.integers(min_value=-(10**320), max_value=10**320))
+def test_an_integer_is_taken_exactly_when_a_double_holds_it(number: int) -> None:
+    from beeuni.daemon.strict_json import Inexact, parse
+
+    try:
+        held = int(float(number)) == number
+    except OverflowError:
+        held = False
+    try:
+        assert parse(str(number).encode()) == number and held
+    except Inexact:
+        assert not held
 
 
 # a long-running process frees its cycles ----------------------------------------------------

@@ -363,7 +363,7 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     serving_release serving_folder serving_uncommitted release_no_git release_no_commit
     release_unknown release_unreadable release_no_manifest folder_too_large plugin_in_repository
     converged convergence_failed release_invalid spilled not_an_object bad_arguments not_strict_json too_deep
-    header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
+    inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json
     """.split()  # noqa: SIM905
