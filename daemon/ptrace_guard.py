@@ -17,7 +17,7 @@ def memory_unguarded() -> str:
             scope: str | None = handle.read().strip()
     except OSError:
         scope = None
-    return unguarded_because(scope, _effective_capabilities())
+    return unguarded_because(scope, effective_capabilities())
 
 
 def unguarded_because(scope: str | None, capabilities: int) -> str:
@@ -32,7 +32,8 @@ def unguarded_because(scope: str | None, capabilities: int) -> str:
     return ""
 
 
-def _effective_capabilities() -> int:
+def effective_capabilities() -> int:
+    """This process's effective capabilities, a bit mask (0 when they cannot be read)."""
     try:
         with open("/proc/self/status", encoding="ascii") as handle:
             for line in handle:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from fcntl import F_GETFD, FD_CLOEXEC, fcntl
 
 from ..engine.paths import upward
-from . import confine
+from . import capabilities, confine, syscall_filter
 
 HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")
 CHANNEL_FD = 3
@@ -169,9 +169,13 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     to ``log`` (a pipe's write end, or ``subprocess.DEVNULL``)."""
     stamp = confinement.stamp()
     ruleset = _ruleset(confinement, folder) if confinement.abi else None
+    drop, syscalls = capabilities.planned(), syscall_filter.planned()
     ours, theirs = socket.socketpair()
 
     def before_exec() -> None:  # in the child, between fork and exec
+        drop.apply()  # first: dropping the bounding set takes CAP_SETPCAP, which this drops too
+        if syscalls is not None:
+            syscalls.load()
         if ruleset is not None:  # first: the ruleset's descriptor may be the number fd 3 takes
             confine.restrict(ruleset.fd)
         if theirs.fileno() == CHANNEL_FD:

@@ -31,7 +31,7 @@ from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, t
 from ..engine.resolve import resolve
 from ..engine.resolved import ResolvedToolSet
 from ..engine.visible import visible
-from . import strict_json
+from . import strict_json, syscall_filter
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .carried import uncarried
 from .changes import Changes, changes_between
@@ -212,12 +212,14 @@ class Session:
             resolved, run = await asyncio.to_thread(self._resolve, snapshot)
             messages = resolved.messages
             log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
-            abi, missing = landlock_missing()
-            if not abi:
-                if self.require_confinement:
-                    raise StartRefused(say(messages, "confinement_required", detail=missing))
-                if self.current is None:
-                    log_line(say(messages, "not_confined", detail=missing) + "\n")
+            for missing, required, said in (
+                (landlock_missing()[1], "confinement_required", "not_confined"),
+                (syscall_filter.missing(), "filter_required", "not_filtered"),
+            ):
+                if missing and self.require_confinement:
+                    raise StartRefused(say(messages, required, detail=missing))
+                if missing and self.current is None:
+                    log_line(say(messages, said, detail=missing) + "\n")
             return await self._load(snapshot, resolved, run)
         except BaseException:
             if snapshot is not None:

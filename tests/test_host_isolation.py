@@ -6,11 +6,14 @@ what lies beside it)."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +146,46 @@ export default {
   parameters: { type: 'object', properties: {} },
   async execute() { let value = []; for (let i = 0; i < 5000; i++) value = [value]; return value },
 }""",
+    "privileged": """import { readFileSync } from 'node:fs'
+import { dlopen, read } from 'bun:ffi'
+const PROBE = `
+import ctypes, errno, json, socket
+tried = {}
+for name, family, kind, protocol in (
+    ("packet", socket.AF_PACKET, socket.SOCK_RAW, 0), ("packet_dgram", socket.AF_PACKET, socket.SOCK_DGRAM, 0),
+    ("raw_ip", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP),
+    ("raw_ip6", socket.AF_INET6, socket.SOCK_RAW | socket.SOCK_NONBLOCK, socket.IPPROTO_TCP),
+    ("tcp", socket.AF_INET, socket.SOCK_STREAM, 0), ("udp", socket.AF_INET6, socket.SOCK_DGRAM, 0),
+    ("unix", socket.AF_UNIX, socket.SOCK_STREAM, 0), ("netlink", socket.AF_NETLINK, socket.SOCK_RAW, 0),
+):
+    try:
+        socket.socket(family, kind, protocol).close()
+        tried[name] = "opened"
+    except OSError as error:
+        tried[name] = errno.errorcode[error.errno]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(425, 8, ctypes.create_string_buffer(120))  # io_uring_setup
+tried["io_uring"] = "opened" if fd >= 0 else errno.errorcode[ctypes.get_errno()]
+print(json.dumps(tried))
+`
+export default {
+  description: 'Tries what takes a capability: raw and packet sockets, io_uring; and fetch, which must work.',
+  parameters: { type: 'object', properties: { url: { type: 'string' } } },
+  async execute(args) {
+    const status = Object.fromEntries(readFileSync('/proc/self/status', 'utf8').split('\\n')
+      .filter((line) => /^(Cap|NoNewPrivs|Seccomp:)/.test(line)).map((line) => line.split(/:\\s+/)))
+    const child = Bun.spawnSync(['python3', '-c', PROBE])
+    const libc = dlopen('libc.so.6', {
+      socket: { args: ['i32', 'i32', 'i32'], returns: 'i32' },
+      __errno_location: { args: [], returns: 'ptr' },
+    })
+    const packet = libc.symbols.socket(17, 3, 0x300)  // AF_PACKET, SOCK_RAW, ETH_P_ALL
+    const ffi = packet >= 0 ? 'opened' : read.i32(libc.symbols.__errno_location())
+    const fetched = await (await fetch(args.url)).text()
+    const sockets = JSON.parse(child.stdout.toString() || 'null')
+    return { status, sockets, stderr: child.stderr.toString(), ffi, fetched }
+  },
+}""",
 }
 
 MANIFEST = """tools:
@@ -205,6 +248,72 @@ def test_a_module_learns_nothing_of_the_daemon(daemon: Daemon, project: Path, ho
     assert set(seen["signals"].values()) == {"refused: EPERM"}
     assert daemon.process.poll() is None
     assert daemon.call("echo", agent="alice").status_code == 200  # the warm processes it tried to kill serve on
+
+
+@pytest.fixture(scope="module")
+def local_site() -> Iterator[str]:
+    with local_site_of() as url:
+        yield url
+
+
+@contextmanager
+def local_site_of() -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 that answers every GET with `reached`."""
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "7")
+            self.end_headers()
+            self.wfile.write(b"reached")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer) as server:
+        thread = threading.Thread(target=server.serve_forever)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/"
+        finally:
+            server.shutdown()
+            thread.join()
+
+
+def own_status(field: str) -> str:
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return next(line.split()[1] for line in lines if line.startswith(field))
+
+
+def test_a_module_holds_no_capability_and_opens_no_raw_socket_but_fetches(daemon: Daemon, local_site: str) -> None:
+    """The daemon runs as root here, as in a container: its modules keep none of its capabilities,
+    and the syscall filter refuses raw and packet sockets and io_uring in the module's process and
+    in every program it starts, while TCP, UDP, unix and netlink sockets (fetch) work."""
+    seen = json.loads(output(daemon.call("privileged", {"url": local_site}, agent="mallory")))
+    setpcap = int(own_status("CapEff:"), 16) >> 8 & 1  # without it (not root) the bounding set stays the daemon's
+    zero = "0000000000000000"
+    assert seen["status"] == {
+        "CapInh": zero,
+        "CapPrm": zero,
+        "CapEff": zero,
+        "CapBnd": zero if setpcap else own_status("CapBnd:"),
+        "CapAmb": zero,
+        "NoNewPrivs": "1",
+        "Seccomp": "2",
+    }
+    assert seen["sockets"] == {
+        "packet": "EPERM",
+        "packet_dgram": "EPERM",
+        "raw_ip": "EPERM",
+        "raw_ip6": "EPERM",
+        "tcp": "opened",
+        "udp": "opened",
+        "unix": "opened",
+        "netlink": "opened",
+        "io_uring": "EPERM",
+    }, seen["stderr"]
+    assert seen["ffi"] == 1  # EPERM, in Bun's own process
+    assert seen["fetched"] == "reached"
 
 
 def test_globals_patches_and_timers_of_one_call_reach_no_other(daemon: Daemon) -> None:
@@ -308,6 +417,24 @@ def test_without_landlock_the_daemon_says_so_and_can_refuse_to_start(tmp_path: P
     assert refused.code == 2
     assert refused.stderr == (
         "beeuni daemon: the module host cannot be confined (BEEUNI_LANDLOCK=off) and --require-confinement was given\n"
+    )
+    assert handed == b""
+
+
+def test_without_the_syscall_filter_the_daemon_says_so_and_can_refuse_to_start(tmp_path: Path) -> None:
+    small = make_project(tmp_path / "small", ["privileged"])
+    off = {"BEEUNI_SECCOMP": "off"}
+    with running_daemon(small, tmp_path, "--harness", "experimental", env=off) as daemon, local_site_of() as url:
+        seen = json.loads(output(daemon.call("privileged", {"url": url})))
+        assert (seen["status"]["Seccomp"], seen["status"]["CapEff"]) == ("0", "0000000000000000")
+        assert seen["sockets"]["packet"] == "EPERM"  # the capabilities are dropped all the same
+        line = "[tools] the module host's syscall filter is missing (BEEUNI_SECCOMP=off):"
+        assert daemon.log().count(line) == 1
+    refused, handed = daemon_refused(small, tmp_path / "s", "--require-confinement", env=off)
+    assert refused.code == 2
+    assert refused.stderr == (
+        "beeuni daemon: the module host's syscall filter is missing (BEEUNI_SECCOMP=off)"
+        " and --require-confinement was given\n"
     )
     assert handed == b""
 
