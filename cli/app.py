@@ -281,6 +281,12 @@ def daemon(
             "--release", metavar="REV", help="The commit to serve (default: the one HEAD names at the start)."
         ),
     ] = None,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            "--read-timeout", metavar="SECONDS", min=0.001, help="Seconds a request may take to arrive (408 beyond)."
+        ),
+    ] = 30.0,
     rules: RulesOption = None,
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start): the
@@ -303,6 +309,7 @@ def daemon(
             max_output,
             require_confinement,
             release,
+            read_timeout,
         )
 
     _exit(commands.guarded(run))

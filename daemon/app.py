@@ -25,6 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
 from .hosts import HostAllowList
@@ -158,6 +159,8 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
             body = await _read_body(request, max_body)
         except TooLarge:
             return refuse(413, message("too_large", tool=name, detail=str(max_body)))
+        except ClientDisconnect:  # gone before its body arrived (or cut off by the read timeout)
+            return refuse(499, message("client_gone", tool=name))
         try:
             args = session.arguments(body, name)
         except CallRefused as refused:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .generation import Generation
 
 from .headers import MAX_HEADER
+from .http_edges import MAX_HEAD, MAX_HEADERS
 from .strict_json import MAX_DEPTH
 
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -31,7 +32,11 @@ def _optional(place: str, name: str, description: str, schema: dict[str, Any]) -
 STRING, FLAG = {"type": "string"}, {"type": "boolean", "default": False}
 
 
-HEADER_TOO_LARGE = _answer(f"`X-Beeuni-Agent` or `X-Beeuni-Parent` is longer than {MAX_HEADER} bytes.")
+HEADER_TOO_LARGE = _answer(
+    f"The request's line and headers are over {MAX_HEAD} bytes or {MAX_HEADERS} headers (answered before the"
+    f" token or the body is read), or `X-Beeuni-Agent` or `X-Beeuni-Parent` is longer than {MAX_HEADER} bytes."
+)
+TIMED_OUT = _answer("The request did not arrive in full within the daemon's read timeout; the connection is closed.")
 AGENT_HEADERS = [
     _optional("header", "X-Beeuni-Agent", "The calling agent (default: the session's agent).", STRING),
     _optional("header", "X-Beeuni-Parent", "The agent that started the caller as a subagent.", STRING),
@@ -115,6 +120,7 @@ def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
             "404": _answer("No tool of that name is loaded."),
             "413": _answer(f"The body is larger than {max_body} bytes; the tool was not run."),
             "422": _answer("The arguments are no JSON object (the tool was not run), or the tool threw."),
+            "408": TIMED_OUT,
             "431": HEADER_TOO_LARGE,
             "499": _answer("The client went away; the call was aborted."),
             "502": _answer(
@@ -142,6 +148,7 @@ def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
             "400": _answer("The Host is not the daemon's."),
             "401": _answer("No bearer token, or the wrong one."),
             "403": _answer("The parent is no agent of the project, or cannot start subagents."),
+            "408": TIMED_OUT,
             "422": _answer("The query does not validate."),
             "431": HEADER_TOO_LARGE,
         },

@@ -21,6 +21,7 @@ from .changes import SHORT
 from .control import serve_starter
 from .handoff import NotASocket, starters_socket
 from .host import DEFAULT_MAX_OUTPUT
+from .http_edges import READ_TIMEOUT, Edges, protocol_for, unproven_bound
 from .log import log
 from .log import write as log_line
 from .messages import say
@@ -46,6 +47,7 @@ def serve(
     max_output: int = DEFAULT_MAX_OUTPUT,
     require_confinement: bool = False,
     release: str | None = None,
+    read_timeout: float = READ_TIMEOUT,
 ) -> int:
     session = Session(
         path,
@@ -120,7 +122,8 @@ def serve(
         # so it collects — but never walks what the start built (the tool set, the rules), which lives on.
         gc.freeze()
         gc.enable()
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools")
+        edges = Edges(token, session.messages, read_timeout, unproven_bound())
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges))
         try:
             await uvicorn.Server(config).serve(sockets=[listener])
         finally:

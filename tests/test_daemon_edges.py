@@ -4,11 +4,15 @@ per-agent state, the Host allow-list, grants that only narrow, and the files it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import re
+import resource
+import select
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -143,12 +147,12 @@ def test_nesting_past_the_documented_depth_is_400_not_a_server_error(daemon: Dae
 
 @pytest.mark.parametrize("header", ["X-Beeuni-Agent", "X-Beeuni-Parent"])
 def test_an_agent_header_over_its_limit_is_431(daemon: Daemon, header: str) -> None:
-    for size in (1025, 1024 * 1024):
+    for size, error in (
+        (1025, f"the {header.lower()} header is longer than 1024 bytes"),
+        (1024 * 1024, HEAD_TOO_LARGE),
+    ):
         answer = post(daemon, b"{}", **{header: "a" * size})
-        assert (answer.status_code, answer.json()) == (
-            431,
-            {"error": f"the {header.lower()} header is longer than 1024 bytes"},
-        )
+        assert (answer.status_code, answer.json()) == (431, {"error": error})
         listing = httpx.get(f"{daemon.url}/beeuni/tools", headers={**daemon.headers(), header: "a" * size}, timeout=60)
         assert listing.status_code == 431
     assert post(daemon, b"{}", **{"X-Beeuni-Agent": "a" * 1024}).status_code == 200  # undeclared: the default view
@@ -411,6 +415,143 @@ def test_an_integer_is_taken_exactly_when_a_double_holds_it(number: int) -> None
         assert parse(str(number).encode()) == number and held
     except Inexact:
         assert not held
+
+
+# the edge: heads, read timeouts, connections without the token ----------------------------
+
+HEAD_TOO_LARGE = (
+    "the request's head (its request line and headers) is over 16384 bytes or 100 headers;"
+    " it was refused before its token or body was read"
+)
+
+
+def connect(daemon: Daemon) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", int(daemon.url.rsplit(":", 1)[1])), timeout=60)
+
+
+def head(daemon: Daemon, *lines: str, token: bool = True, body: bytes = b"{}", tool: str = "count") -> bytes:
+    """A request's head as a client writes it, its body's length declared."""
+    host = daemon.url.removeprefix("http://")
+    auth = [f"Authorization: Bearer {daemon.token}"] if token else []
+    fields = [f"POST /beeuni/tools/{tool} HTTP/1.1", f"Host: {host}", *auth, f"Content-Length: {len(body)}", *lines]
+    return ("\r\n".join(fields) + "\r\n\r\n").encode()
+
+
+def answer_of(connection: socket.socket) -> tuple[int, Any]:
+    """The status and JSON body of the answer read from ``connection``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        assert chunk, f"the connection closed without an answer: {data!r}"
+        data += chunk
+    status_line, _, rest = data.partition(b"\r\n")
+    fields, _, body = rest.partition(b"\r\n\r\n")
+    length = int(
+        next(line.split(b":")[1] for line in fields.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        assert chunk, "the connection closed in the answer's body"
+        body += chunk
+    return int(status_line.split()[1]), json.loads(body)
+
+
+def peak_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024
+
+
+def test_a_head_is_bounded_in_bytes_and_headers_before_the_token_is_read(daemon: Daemon, project: Path) -> None:
+    from beeuni.daemon.http_edges import MAX_HEAD, MAX_HEADERS
+
+    before = runs(project)
+    for token in (True, False):  # 431 with or without the token: the app never saw the request
+        base = len(head(daemon, "X-Pad: ", token=token))
+        exact = head(daemon, "X-Pad: " + "p" * (MAX_HEAD - base), token=token)
+        over = head(daemon, "X-Pad: " + "p" * (MAX_HEAD - base + 1), token=token)
+        assert len(exact) == MAX_HEAD
+        with connect(daemon) as connection:
+            connection.sendall(over + b"{}")
+            assert answer_of(connection) == (431, {"error": HEAD_TOO_LARGE})
+        count = MAX_HEADERS - (3 if token else 2)
+        with connect(daemon) as connection:
+            connection.sendall(head(daemon, *[f"X-Pad-{n}: p" for n in range(count + 1)], token=token) + b"{}")
+            assert answer_of(connection) == (431, {"error": HEAD_TOO_LARGE})
+        with connect(daemon) as connection:  # at the limits: answered as usual
+            connection.sendall(exact + b"{}")
+            assert answer_of(connection)[0] == (200 if token else 401)
+            connection.sendall(head(daemon, *[f"X-Pad-{n}: p" for n in range(count)], token=token) + b"{}")
+            assert answer_of(connection)[0] == (200 if token else 401)
+    with connect(daemon) as connection:  # the request line counts: a long path is a long head
+        connection.sendall(f"GET /beeuni/tools?{'q' * MAX_HEAD} HTTP/1.1\r\n\r\n".encode())
+        assert answer_of(connection) == (431, {"error": HEAD_TOO_LARGE})
+    assert runs(project) == before + 2  # the two answered with the token
+
+
+def test_a_flood_of_huge_heads_is_431_and_grows_the_daemon_by_no_more_than_a_head_each(
+    project: Path, tmp_path: Path
+) -> None:
+    """Eight requests without the token, each sending a 64 MiB header: each is answered 431 as
+    soon as its head passes the bound, and what the client still sends is dropped unread."""
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        before = peak_mib(daemon.process.pid)
+
+        def flood(_: int) -> tuple[int, Any]:
+            with connect(daemon) as connection:
+                connection.sendall(b"POST /beeuni/tools/count HTTP/1.1\r\nX-Filler: ")
+                for _ in range(1024):  # 64 MiB, until the answer is there to read
+                    if select.select([connection], [], [], 0)[0]:
+                        break
+                    connection.sendall(b"f" * 65536)
+                return answer_of(connection)
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(flood, range(8)))
+        assert answers == [(431, {"error": HEAD_TOO_LARGE})] * 8
+        assert peak_mib(daemon.process.pid) - before < 16
+        assert post(daemon, b"{}").status_code == 200
+
+
+def test_half_sent_requests_never_crowd_out_the_harness(project: Path, tmp_path: Path) -> None:
+    """1,100 requests without the token that never finish their head hold at most UNPROVEN_MAX of
+    the daemon's descriptors (each new one closes the oldest); the harness's calls, on a new
+    connection and on one it opened before, are answered."""
+    from beeuni.daemon.http_edges import UNPROVEN_MAX
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the test's own descriptors are limited to {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if hard == resource.RLIM_INFINITY else hard, hard))
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon, contextlib.ExitStack() as stack:
+        descriptors = Path(f"/proc/{daemon.process.pid}/fd")
+        assert post(daemon, b"{}").status_code == 200
+        before = len(list(descriptors.iterdir()))
+        harness = stack.enter_context(connect(daemon))
+        harness.sendall(head(daemon, body=b"{}") + b"{")  # its head read: the token presented
+        for _ in range(1100):
+            connection = stack.enter_context(connect(daemon))
+            connection.sendall(b"POST /beeuni/tools/count HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        assert post(daemon, b"{}").status_code == 200  # a new connection of the harness
+        harness.sendall(b"}")  # the old one, in the middle of its body all along
+        assert answer_of(harness)[1]["output"] == "counted"
+        assert len(list(descriptors.iterdir())) - before <= UNPROVEN_MAX + 16
+
+
+def test_a_request_that_does_not_arrive_in_full_in_time_is_408(project: Path, tmp_path: Path) -> None:
+    with running_daemon(project, tmp_path, "--harness", "experimental", "--read-timeout", "2") as daemon:
+        before = runs(project)
+        with connect(daemon) as silent, connect(daemon) as in_head, connect(daemon) as in_body:
+            in_head.sendall(b"POST /beeuni/tools/count HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            in_body.sendall(head(daemon, body=b'{"a": 1}') + b'{"a"')
+            for connection in (silent, in_head, in_body):
+                assert answer_of(connection) == (
+                    408,
+                    {"error": "the request did not arrive in full within 2 seconds; the connection was closed"},
+                )
+                assert connection.recv(1) == b""  # closed
+        assert runs(project) == before
+        assert post(daemon, b"{}").status_code == 200
+        assert "Traceback" not in daemon.log()
 
 
 # a long-running process frees its cycles ----------------------------------------------------

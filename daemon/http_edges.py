@@ -1,0 +1,212 @@
+"""The daemon's HTTP edge: uvicorn's httptools protocol, with bounds on what a request may cost
+before the daemon answers it, so that no client without the token can crowd out the harness.
+
+Why not uvicorn's options alone: its httptools protocol has no bound on a request's head (llhttp
+has none; a request with 64 MiB of headers is buffered whole before the app sees it); its h11
+protocol bounds the head's bytes (``h11_max_incomplete_event_size``) but answers 400, and parses
+slower; ``limit_concurrency`` answers 503 to every new request — the harness's too — once
+reached, and closes none of the connections that fill it; and nothing times out a request whose
+head or body never ends (``timeout_keep_alive`` runs between requests only). So this subclass:
+
+* counts a request's head — its request line and headers — as it arrives, and answers 431 once
+  it passes ``MAX_HEAD`` bytes or ``MAX_HEADERS`` headers: before the app, which reads the token
+  and the body, sees the request;
+* gives each request ``read_timeout`` seconds, from its first byte (a connection's first: from
+  its opening) to the end of its body, then answers 408;
+* keeps at most ``unproven`` connections that have not presented the daemon's token (a request
+  whose ``Authorization`` is the token): one more closes the oldest of them. A connection that
+  presented the token is never closed for another, so whatever a client without the token
+  sends, it holds at most ``unproven`` connections, each at most a head's bytes, and the
+  harness keeps its way in.
+
+A refused connection's answer is written, its sending side shut, and what the client still
+sends is read and dropped for ``LINGER`` seconds: closed at once, the unread bytes would make
+the kernel reset the connection and the client might never read why. A head that begins in the
+read that ended the request before it is counted from the next read on (a read is at most
+uvloop's buffer, 256 KiB).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import json
+import resource
+import secrets
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .messages import say
+
+MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
+MAX_HEADERS = 100  # headers of one request
+READ_TIMEOUT = 30.0  # seconds a request may take to arrive, head and body (`beeuni daemon --read-timeout`)
+UNPROVEN_MAX = 256  # connections that have not presented the token
+LINGER = 2.0  # seconds a refused connection is read (and dropped) before it is closed
+DESCRIPTORS_WANTED = 65536  # the soft limit asked for when the hard one is unlimited
+
+
+class Edges:
+    """What the connections of one daemon share: the token a request may present, the rules'
+    texts, the read timeout, and the connections that have not presented the token, oldest first."""
+
+    def __init__(self, token: str, messages: Callable[[], dict[str, str]], read_timeout: float, unproven: int) -> None:
+        self.expected = f"Bearer {token}".encode()
+        self.messages = messages
+        self.read_timeout = read_timeout
+        self.unproven_max = unproven
+        self.unproven: dict[BoundedProtocol, None] = {}  # a dict keeps the order of arrival
+
+    def admit(self, connection: BoundedProtocol) -> None:
+        """Count ``connection`` as unproven, closing the oldest unproven ones past the bound."""
+        while len(self.unproven) >= self.unproven_max:
+            oldest = next(iter(self.unproven))
+            del self.unproven[oldest]
+            oldest.transport.close()
+        self.unproven[connection] = None
+
+
+class BoundedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol within the ``edges`` of its daemon (``protocol_for``)."""
+
+    edges: ClassVar[Edges]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.in_head = True  # the bytes arriving belong to a request's head
+        self.head_bytes = 0
+        self.header_count = 0
+        self.refused = False  # answered by the edge: what still arrives is dropped
+        self.deadline: asyncio.TimerHandle | None = None
+
+    # the connection -----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.edges.admit(self)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.edges.unproven.pop(self, None)
+        self._disarm()
+        super().connection_lost(exc)
+
+    def eof_received(self) -> None:
+        if self.refused:  # the client read its answer and closed
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the parser, but never more than ``MAX_HEAD`` bytes of one head."""
+        while data and not self.refused and not self.transport.is_closing():
+            room = MAX_HEAD - self.head_bytes
+            if not self.in_head or len(data) <= room:
+                self.head_bytes += len(data) if self.in_head else 0
+                super().data_received(data)
+                return
+            if room == 0:
+                self._refuse(431, "headers_too_large", detail=str(MAX_HEADERS), size=str(MAX_HEAD))
+                return
+            self.head_bytes = MAX_HEAD
+            super().data_received(data[:room])
+            data = data[room:]
+
+    # the parser's callbacks ---------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.header_count = 0
+        self._arm()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.refused:
+            return
+        self.header_count += 1
+        if self.header_count > MAX_HEADERS:
+            self._refuse(431, "headers_too_large", detail=str(MAX_HEADERS), size=str(MAX_HEAD))
+            return
+        super().on_header(name, value)
+        if (
+            name.lower() == b"authorization"
+            and self in self.edges.unproven
+            and secrets.compare_digest(value.strip(b" \t"), self.edges.expected)
+        ):
+            del self.edges.unproven[self]  # proven: never closed for another connection
+
+    def on_headers_complete(self) -> None:
+        if self.refused:
+            return
+        self.in_head, self.head_bytes = False, 0
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self.refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self.refused:
+            return
+        self._disarm()
+        self.in_head = True
+        super().on_message_complete()
+
+    # deadlines and refusals ---------------------------------------------------------------
+
+    def _arm(self) -> None:
+        if self.deadline is None:
+            self.deadline = self.loop.call_later(self.edges.read_timeout, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _timed_out(self) -> None:
+        self.deadline = None
+        self._refuse(408, "request_timeout", detail=f"{self.edges.read_timeout:g}")
+
+    def _refuse(self, status: int, key: str, **fields: str) -> None:
+        """Answer ``status`` with the rules' text ``key``, unless an answer is already under way on
+        this connection (then it is only closed); read and drop what follows, then close."""
+        self.refused = True
+        self._disarm()
+        if self.in_head:  # an answer under way is the request's before, on this connection
+            answerable = self.cycle is None or self.cycle.response_complete
+        else:  # the app waits for this request's body, or has answered without it
+            answerable = not self.cycle.response_started and not self.pipeline
+        if not answerable:
+            self.transport.close()
+            return
+        body = json.dumps({"error": say(self.edges.messages(), key, **fields)}).encode()
+        head = f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+        head += f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        self.transport.write(head.encode() + body)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.deadline = self.loop.call_later(LINGER, self.transport.close)
+
+
+def protocol_for(edges: Edges) -> type[BoundedProtocol]:
+    """The protocol class uvicorn builds each connection with (it takes a class, not an instance)."""
+
+    class DaemonProtocol(BoundedProtocol):
+        pass
+
+    DaemonProtocol.edges = edges
+    return DaemonProtocol
+
+
+def unproven_bound() -> int:
+    """How many connections without the token may be open: ``UNPROVEN_MAX``, or a quarter of the
+    descriptors this process may open when that is fewer — after raising its soft limit to the
+    hard one, so that the rest stay for the harness, the module processes and the files."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = DESCRIPTORS_WANTED if hard == resource.RLIM_INFINITY else hard
+    if wanted > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return max(1, min(UNPROVEN_MAX, soft // 4))
