@@ -413,12 +413,9 @@ def test_without_landlock_the_daemon_says_so_and_can_refuse_to_start(tmp_path: P
         assert daemon.call("echo").status_code == 200
         line = "[tools] the module host is not confined: BEEUNI_LANDLOCK=off;"
         assert daemon.log().count(line) == 1
-    refused, handed = daemon_refused(small, tmp_path / "s", "--require-confinement", env=off)
-    assert refused.code == 2
-    assert refused.stderr == (
+    assert refusal_without(small, tmp_path / "s", "BEEUNI_LANDLOCK") == (
         "beeuni daemon: the module host cannot be confined (BEEUNI_LANDLOCK=off) and --require-confinement was given\n"
     )
-    assert handed == b""
 
 
 def test_without_the_syscall_filter_the_daemon_says_so_and_can_refuse_to_start(tmp_path: Path) -> None:
@@ -430,13 +427,18 @@ def test_without_the_syscall_filter_the_daemon_says_so_and_can_refuse_to_start(t
         assert seen["sockets"]["packet"] == "EPERM"  # the capabilities are dropped all the same
         line = "[tools] the module host's syscall filter is missing (BEEUNI_SECCOMP=off):"
         assert daemon.log().count(line) == 1
-    refused, handed = daemon_refused(small, tmp_path / "s", "--require-confinement", env=off)
-    assert refused.code == 2
-    assert refused.stderr == (
+    assert refusal_without(small, tmp_path / "s", "BEEUNI_SECCOMP") == (
         "beeuni daemon: the module host's syscall filter is missing (BEEUNI_SECCOMP=off)"
         " and --require-confinement was given\n"
     )
-    assert handed == b""
+
+
+def refusal_without(project: Path, state: Path, switch: str) -> str:
+    """What ``beeuni daemon --require-confinement`` says when ``switch`` (set to ``off``) makes a
+    confinement look missing: it must refuse to start and hand nothing to its starter."""
+    refused, handed = daemon_refused(project, state, "--require-confinement", env={switch: "off"})
+    assert (refused.code, handed) == (2, b"")
+    return refused.stderr
 
 
 def test_the_not_confined_line_is_the_rules_text(tmp_path: Path) -> None:
