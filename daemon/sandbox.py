@@ -1,6 +1,7 @@
 """How a module's process starts: Bun running ``host.ts``, its channel on fd 3 (a socket pair),
 a scrubbed environment, a private temporary folder as its home, a private working folder, a
-process group of its own, and — where the kernel has Landlock — a ruleset of its own
+process group of its own, no capabilities (``capabilities.py``), a syscall filter
+(``syscall_filter.py``), and — where the kernel has Landlock — a ruleset of its own
 (``confine.py``).
 
 Bun starts in the host's private working folder (never the repository) with ``--no-env-file`` and
@@ -173,10 +174,10 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     ours, theirs = socket.socketpair()
 
     def before_exec() -> None:  # in the child, between fork and exec
-        drop.apply()  # first: dropping the bounding set takes CAP_SETPCAP, which this drops too
+        drop.apply()  # while CAP_SETPCAP is held: only it can clear the bounding set, and this drops it too
         if syscalls is not None:
             syscalls.load()
-        if ruleset is not None:  # first: the ruleset's descriptor may be the number fd 3 takes
+        if ruleset is not None:  # before fd 3 is set: the ruleset's descriptor may be the number fd 3 takes
             confine.restrict(ruleset.fd)
         if theirs.fileno() == CHANNEL_FD:
             os.set_inheritable(CHANNEL_FD, True)
