@@ -33,6 +33,7 @@ from ..daemon.handoff import VARIABLE, HandOff
 from ..daemon.plugin import PluginMismatch, verify
 from .opencode_server import OpencodeError, OpencodeServer
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
+from .release_compare import differing
 from .session_control import ControlServer
 from .session_store import LOG_NAMES, SessionStore
 from .session_texts import SessionTexts
@@ -226,10 +227,15 @@ def _start(
         except PluginMismatch as err:
             raise SessionRefused(texts.message("plugin_mismatch", detail=str(err)), 1) from None
         runtime = Runtime(to_daemon, document.get("release"), server, opencode_dir)
+        root = document.get("release_root")
         if earlier is not None and earlier.get("converge_to"):
             runtime.converged = _converge(to_daemon, str(earlier["converge_to"]))
             if runtime.converged.get("event") == "converged":
                 runtime.release = runtime.converged.get("release")
+                root = runtime.converged.get("release_root")
+        changed = differing(request.repo_root, str(root), texts.opencode_project_files) if root else []
+        if changed:
+            raise SessionRefused(texts.message("opencode_config_changed", detail=", ".join(changed)), 1)
         to_opencode.send(connection)
     except BaseException:
         to_daemon.close()

@@ -206,3 +206,30 @@ def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(
     (looked,) = tool_calls(project.log(finished.stdout.split("\n", 1)[0]))
     assert (looked["tool"], looked["status"]) == ("bash", "completed")
     assert looked["output"].split() == ["0", "environ", "unreadable"]
+
+
+def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_path: Path) -> None:
+    """opencode loads the project's own plugins from the working tree, beside the daemon's token;
+    one an agent wrote there (with `edit`, say) stops the next turn before opencode starts."""
+    project = Project(tmp_path)
+    marker = tmp_path / "loaded"
+    evil = f"import {{ writeFileSync }} from 'node:fs'\nwriteFileSync('{marker}', 'x')\n"
+    evil += "export const Evil = async () => ({})\n"
+    with scripted_model({"Hi.": [say("hello"), say("again")]}) as model:
+        started = project.sessions(model, "new", "--wait", "--prompt", "Hi.")
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.split("\n", 1)[0]
+        (project.folder / ".opencode" / "plugin").mkdir(parents=True)
+        (project.folder / ".opencode" / "plugin" / "evil.ts").write_text(evil)
+        refused = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            "beeuni: opencode's configuration in the working tree is not the release's"
+            " (.opencode/plugin/evil.ts): opencode would load it beside the daemon's token, so the turn was not"
+            " started; commit it and converge the session, or restore it\n"
+        )
+        assert not marker.exists()
+        (project.folder / ".opencode" / "plugin" / "evil.ts").unlink()
+        again = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
+        assert again.returncode == 0, again.stderr
+    assert not marker.exists()
