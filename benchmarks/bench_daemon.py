@@ -3,7 +3,10 @@
     .venv/bin/python benchmarks/bench_daemon.py [--calls 2000] [--clients 32]
 
 1. Process start to ready (the connection handed to its starter, the first call answered) with the five
-   Beeuni tools and 20 project tools.
+   Beeuni tools and 20 project tools, served from their release (a git repository: the daemon
+   copies the commit's files into its private folder first); the same for a release of 20,000
+   tracked files (`--release-files`), and a convergence on the next commit (one tool added), from
+   the starter's request to the daemon's answer.
 2. Per-call overhead: the same trivial tool called through the daemon (HTTP, one keep-alive
    client) and directly in one Bun process; p50 and p99 of each, and their difference.
 3. Throughput of the trivial tool with 32 concurrent clients (Bun's fetch, keep-alive).
@@ -23,6 +26,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -84,6 +88,40 @@ def project(folder: Path) -> None:
         (folder / "tools" / f"tool_{i:02d}.ts").write_text(TRIVIAL)
         lines.append(f"  tool_{i:02d}: tools/tool_{i:02d}.ts")
     (folder / "beeuni.yaml").write_text("\n".join(lines) + "\n")
+    git(folder, "init", "-q")
+    commit(folder)
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+def commit(folder: Path) -> None:
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.email=bench@example.com", "-c", "user.name=bench", "commit", "-q", "-m", "release")
+
+
+def data_files(folder: Path, count: int) -> None:
+    """``count`` tracked files of 100 to 3,000 bytes beside the tools, in 200 folders."""
+    for i in range(count):
+        path = folder / "data" / f"part{i % 200}" / f"file{i}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{i}\n" + "x" * (100 + (i * 7919) % 2900) + "\n")
+    commit(folder)
+
+
+def timed_starts(folder: Path, work: Path, runs: int, label: str) -> Any:
+    """Start the daemon ``runs`` times; print the median start to ready; the last one, running."""
+    starts, daemon = [], None
+    for run in range(runs):
+        if daemon is not None:
+            stop_daemon(daemon)
+        began = time.perf_counter()
+        daemon = start_daemon(folder, work / f"state-{label}-{run}", *EXPERIMENTAL, output=subprocess.DEVNULL)
+        daemon.call("tool_00", {"n": 1}).raise_for_status()
+        starts.append((time.perf_counter() - began) * 1000)
+    print(f"start to ready ({label}): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms")
+    return daemon
 
 
 def resident_kib(root: int) -> int:
@@ -113,20 +151,31 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--release-files", type=int, default=20_000)
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
     try:
         project(work / "project")
-        starts = []
-        for run in range(options.starts):
-            began = time.perf_counter()
-            daemon = start_daemon(work / "project", work / f"state-{run}", *EXPERIMENTAL, output=subprocess.DEVNULL)
-            daemon.call("tool_00", {"n": 1}).raise_for_status()
-            starts.append((time.perf_counter() - began) * 1000)
-            if run < options.starts - 1:
-                stop_daemon(daemon)
-        median = statistics.median(starts)
-        print(f"start to ready (5 Beeuni + 20 project tools): min {min(starts):.0f} ms, median {median:.0f} ms")
+        daemon = timed_starts(work / "project", work, options.starts, "5 Beeuni + 20 project tools")
+        if options.release_files:
+            shutil.copytree(work / "project", work / "large", symlinks=True)
+            data_files(work / "large", options.release_files)
+            label = f"the same in a release of {options.release_files:,} more files"
+            large = timed_starts(work / "large", work, options.starts, label)
+            converging = []
+            for run in range(options.starts):
+                tools = work / "large" / "tools"
+                (tools / f"added_{run}.ts").write_text(TRIVIAL)
+                manifest = work / "large" / "beeuni.yaml"
+                manifest.write_text(manifest.read_text() + f"  added_{run}: tools/added_{run}.ts\n")
+                commit(work / "large")
+                began = time.perf_counter()
+                answer = large.converge()
+                converging.append((time.perf_counter() - began) * 1000)
+                assert answer["event"] == "converged", answer
+                large.event()  # restart_runtime, once no call runs
+            print(f"convergence on the next commit (one tool added): median {statistics.median(converging):.0f} ms")
+            stop_daemon(large)
 
         url, process = f"{daemon.url}/beeuni/tools/tool_00", daemon.process
         (work / "client.ts").write_text(CLIENT)

@@ -339,6 +339,36 @@ def sessions_new(
     _exit(commands.guarded(lambda: new(path, rules, prompt, agent, model, wait)))
 
 
+@sessions_app.command("prompt")
+def sessions_prompt(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id.")],
+    prompt: Annotated[str, typer.Option("--prompt", metavar="TEXT", help="What to ask the agent.")],
+    path: PathArgument = ".",
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the end and print the final answer.")] = False,
+    rules: RulesOption = None,
+) -> None:
+    """A later turn of a session: the same conversation, served from the session's release."""
+    from .sessions import sessions_prompt as prompt_
+
+    _exit(commands.guarded(lambda: prompt_(session_id, path, rules, prompt, wait)))
+
+
+@sessions_app.command("converge")
+def sessions_converge(
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id.")],
+    path: PathArgument = ".",
+    release: Annotated[
+        str | None, typer.Option("--release", metavar="REV", help="The commit to serve (default: HEAD now).")
+    ] = None,
+    rules: RulesOption = None,
+) -> None:
+    """Move a session to another release: at once while a turn runs (from its next tool call on),
+    else from its next turn on."""
+    from .sessions import sessions_converge as converge
+
+    _exit(commands.guarded(lambda: converge(session_id, path, rules, release)))
+
+
 @sessions_app.command("log")
 def sessions_log(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="The session's id.")],

@@ -1,8 +1,16 @@
-"""One local session on the standard harness, from start to end: the daemon (``beeuni daemon``,
-a subprocess, as a session starts it), opencode's server with the plugin the daemon wrote, the
-prompt, and afterwards opencode's own records of the session, kept in the state folder.
+"""One turn of a local session on the standard harness, from start to end: the daemon (``beeuni
+daemon``, a subprocess, as a session starts it) serving the session's release, opencode's server
+with the plugin the daemon wrote, the prompt, and afterwards opencode's own records of the
+session, kept in the state folder.
 
-Both the daemon and opencode run in process groups of their own, and whatever ends the session
+A session's first turn serves the release ``HEAD`` names then; every later turn (``sessions
+prompt``) the release the session serves, and the same conversation goes on. The session moves to
+another release only by ``sessions converge``: while a turn runs, its runner passes that on to
+the daemon (``session_control.py``), which serves the new release from its next call on; between
+turns the next turn's daemon converges before opencode starts, so that its model is offered the
+new release's tools.
+
+Both the daemon and opencode run in process groups of their own, and whatever ends the turn
 — its end, an error, SIGINT or SIGTERM — stops both groups (their module host and every other
 child with them) before the command ends.
 """
@@ -12,21 +20,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
 from ..daemon.handoff import VARIABLE, HandOff
+from ..daemon.plugin import PluginMismatch, verify
 from .opencode_server import OpencodeError, OpencodeServer
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
+from .release_compare import differing
+from .session_control import ControlServer
 from .session_store import LOG_NAMES, SessionStore
 from .session_texts import SessionTexts
 
 #: seconds the daemon may take to hand over its connection (a failure, not a wait)
 DAEMON_START_LIMIT = 120.0
+#: seconds a convergence may take (it loads the new release's modules in Bun)
+CONVERGE_LIMIT = 300.0
 #: how much of a log a start failure quotes
 LOG_TAIL = 4000
 #: how the daemon is started: the beeuni of this interpreter
@@ -45,7 +60,8 @@ class SessionRefused(Exception):
 
 @dataclass(frozen=True)
 class SessionRequest:
-    """What `sessions new` was asked: passed whole to a runner that outlives the command."""
+    """What `sessions new` (or `sessions prompt`) was asked: passed whole to a runner that outlives
+    the command. ``session_id`` names the session a later turn continues."""
 
     repo_root: str
     manifest: str  # its path, as the daemon takes it
@@ -55,6 +71,7 @@ class SessionRequest:
     model: str | None
     opencode: str
     bun: str
+    session_id: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -66,38 +83,67 @@ class SessionRequest:
 
 @dataclass
 class Outcome:
-    """How a session ended: ``completed``, ``error`` or ``interrupted``, with the final answer
-    or the error's message."""
+    """How a turn ended: ``completed``, ``error`` or ``interrupted``, with the final answer or the
+    error's message."""
 
     status: str
     answer: str = ""
     error: str = ""
 
 
+@dataclass
+class Runtime:
+    """A turn's daemon and opencode: the daemon's channel (its starter's socket), the release it
+    serves, opencode's server and configuration folder."""
+
+    channel: HandOff
+    release: str | None
+    server: OpencodeServer
+    opencode_dir: str
+    converged: dict[str, Any] | None = None  # the daemon's answer to a convergence at the start
+
+
 def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable[[str], None]) -> Outcome:
-    """Start the session, ``announce`` its id, wait for its end and keep its records. Raises
-    ``SessionRefused`` (nothing kept) when it cannot start."""
+    """Start the turn, ``announce`` the session's id, wait for the turn's end and keep the records.
+    Raises ``SessionRefused`` (nothing kept) when it cannot start."""
     store = SessionStore(request.repo_root)
+    earlier = store.read(request.session_id) if request.session_id is not None else None
     started: list[subprocess.Popen[bytes]] = []
     logs: dict[str, IO[bytes]] = {}
     record: dict[str, Any] | None = None
-    server: OpencodeServer | None = None
+    runtime: Runtime | None = None
+    control: ControlServer | None = None
+    writing = threading.Lock()  # the record, written by this thread and by a live convergence
     outcome = Outcome("interrupted")
     with interruptible():
         try:
-            pending = f".starting-{os.getpid()}"
-            logs = {name: store.open_log(name, pending) for name in LOG_NAMES}
+            pending = earlier["id"] if earlier is not None else f".starting-{os.getpid()}"
+            logs = {name: store.open_log(name, pending, append=earlier is not None) for name in LOG_NAMES}
             with store.starting():
-                server = _start(request, texts, store, started, logs, pending)
-                model = _check_model(request, texts, server)
-                _check_agent(request, texts, server)
-                session = server.create_session(request.agent)
-            record = _record(request, session, model, server)
-            for name in LOG_NAMES:
-                os.replace(store.log_path(name, pending), store.log_path(name, record["id"]))
-            store.write(record)
+                runtime = _start(request, texts, store, started, logs, pending, earlier)
+                model = _check_model(request, texts, runtime.server)
+                _check_agent(request, texts, runtime.server)
+                session = {"id": earlier["id"]} if earlier is not None else runtime.server.create_session(request.agent)
+            record = _record(request, session, model, runtime, earlier)
+
+            def converge(release: str | None) -> dict[str, Any]:
+                assert runtime is not None and record is not None
+                answer = _converge(runtime.channel, release)
+                if answer.get("event") == "converged":
+                    with writing:
+                        record["release"] = answer.get("release")
+                        store.write(record)
+                return answer
+
+            control = ControlServer(converge)
+            record["control"] = control.address
+            if earlier is None:
+                for name in LOG_NAMES:
+                    os.replace(store.log_path(name, pending), store.log_path(name, record["id"]))
+            with writing:
+                store.write(record)
             announce(record["id"])
-            outcome = _prompt(request, server, record["id"], model)
+            outcome = _prompt(request, runtime.server, record["id"], model)
         except Interrupted:
             if record is None:
                 raise SessionRefused(texts.message("interrupted_starting"), 1) from None
@@ -108,13 +154,20 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
             outcome = Outcome("error", error=str(err))
         finally:
             with uninterrupted():
-                if record is not None and server is not None:
-                    _keep_records(store, server, record, outcome)
+                if control is not None:
+                    control.close()
+                if record is not None and runtime is not None:
+                    with writing:
+                        _keep_records(store, runtime.server, record, outcome)
                 for process in reversed(started):
                     stop_group(process)
+                if runtime is not None:
+                    runtime.channel.close()
+                    store.keep_package_files(runtime.opencode_dir)
+                    shutil.rmtree(runtime.opencode_dir, ignore_errors=True)
                 for handle in logs.values():
                     handle.close()
-                if record is None:  # nothing started: no session to keep the logs of
+                if record is None and earlier is None:  # nothing started: no session to keep the logs of
                     for name in LOG_NAMES:
                         _remove(store.log_path(name, pending))
     return outcome
@@ -127,26 +180,32 @@ def _start(
     started: list[subprocess.Popen[bytes]],
     logs: dict[str, IO[bytes]],
     pending: str,
-) -> OpencodeServer:
+    earlier: dict[str, Any] | None,
+) -> Runtime:
     """The daemon and opencode's server, started side by side. The daemon hands its connection
-    to this runner on a socket, and the runner hands it on to opencode on another, which the
-    plugin reads when opencode first loads the project's configuration — at the first request
-    that names the project, after both are ready (``daemon/handoff.py``)."""
+    to this runner on a socket, which stays this runner's channel to it; the runner checks the
+    plugin the daemon wrote, converges the daemon when the session was asked to between turns,
+    and hands the connection on to opencode on another socket, which the plugin reads when
+    opencode first loads the project's configuration — at the first request that names the
+    project, after both are ready (``daemon/handoff.py``)."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
     to_daemon, to_opencode = HandOff(), HandOff()
+    opencode_dir = store.fresh_opencode_dir()
     try:
         command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
-        command += ["--agent", request.agent, "--opencode-dir", store.opencode_dir]
+        command += ["--agent", request.agent, "--opencode-dir", opencode_dir]
         command += ["--spill-dir", store.outputs_dir]  # the log names these files after the session's end
         command += ["--connection-fd", str(to_daemon.fd)]
+        if earlier is not None and earlier.get("release"):
+            command += ["--release", str(earlier["release"])]  # the session's release, not HEAD now
         if request.rules is not None:
             command += ["--rules", request.rules]
         daemon = start_group(command, cwd=request.repo_root, env=env, log=logs["daemon"], pass_fds=(to_daemon.fd,))
         started.append(daemon)
         to_daemon.started()
         server = OpencodeServer.new()
-        opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": store.opencode_dir}
+        opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": opencode_dir}
         opencode_env[VARIABLE] = str(to_opencode.fd)
         if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
             # the session agent, with opencode's defaults, where opencode's configuration has none
@@ -160,12 +219,47 @@ def _start(
         )
         started.append(opencode)
         to_opencode.started()
-        to_opencode.send(_daemon_connection(to_daemon, daemon, texts, store.log_path("daemon", pending)))
-    finally:
+        connection = _daemon_connection(to_daemon, daemon, texts, store.log_path("daemon", pending))
+        document = json.loads(connection)
+        try:
+            if verify(document) != opencode_dir:
+                raise PluginMismatch(f"the plugin is not in {opencode_dir}")
+        except PluginMismatch as err:
+            raise SessionRefused(texts.message("plugin_mismatch", detail=str(err)), 1) from None
+        runtime = Runtime(to_daemon, document.get("release"), server, opencode_dir)
+        root = document.get("release_root")
+        if earlier is not None and earlier.get("converge_to"):
+            runtime.converged = _converge(to_daemon, str(earlier["converge_to"]))
+            if runtime.converged.get("event") == "converged":
+                runtime.release = runtime.converged.get("release")
+                root = runtime.converged.get("release_root")
+        changed = differing(request.repo_root, str(root), texts.opencode_project_files) if root else []
+        if changed:
+            raise SessionRefused(texts.message("opencode_config_changed", detail=", ".join(changed)), 1)
+        to_opencode.send(connection)
+    except BaseException:
         to_daemon.close()
+        shutil.rmtree(opencode_dir, ignore_errors=True)
+        raise
+    finally:
         to_opencode.close()
     server.wait_ready(lambda: opencode.poll() is None)
-    return server
+    return runtime
+
+
+def _converge(channel: HandOff, release: str | None) -> dict[str, Any]:
+    """Ask the daemon to converge on ``release``; its answer (``restart_runtime`` events of an
+    earlier convergence are passed over: the next turn starts opencode anew anyway)."""
+    channel.request({"op": "converge", "release": release})
+    while True:
+        try:
+            event = channel.event(CONVERGE_LIMIT)
+        except (TimeoutError, OSError) as err:
+            return {"event": "convergence_failed", "error": str(err) or type(err).__name__}
+        if event is None:
+            return {"event": "convergence_failed", "error": "the daemon stopped"}
+        if event.get("event") != "restart_runtime":
+            return event
 
 
 def _daemon_connection(hand_off: HandOff, daemon: subprocess.Popen[bytes], texts: SessionTexts, log: str) -> bytes:
@@ -210,8 +304,21 @@ def _check_agent(request: SessionRequest, texts: SessionTexts, server: OpencodeS
 
 
 def _record(
-    request: SessionRequest, session: dict[str, Any], model: str | None, server: OpencodeServer
+    request: SessionRequest,
+    session: dict[str, Any],
+    model: str | None,
+    runtime: Runtime,
+    earlier: dict[str, Any] | None,
 ) -> dict[str, Any]:
+    reach = {"url": runtime.server.url, "password": runtime.server.password}  # while it runs: `sessions log`
+    if earlier is not None:  # a later turn: the same session, running again
+        record = {**earlier, "status": "running", "runner": os.getpid(), "opencode": reach, "answer": "", "error": ""}
+        record["prompt"] = request.prompt
+        record["release"] = runtime.release
+        record.pop("converge_to", None)
+        if runtime.converged is not None:
+            record["converged"] = runtime.converged
+        return record
     created = session.get("time", {}).get("created")
     return {
         "id": str(session["id"]),
@@ -221,7 +328,8 @@ def _record(
         "created": created if isinstance(created, int) else int(time.time() * 1000),
         "status": "running",
         "runner": os.getpid(),
-        "opencode": {"url": server.url, "password": server.password},  # while it runs: `sessions log`
+        "opencode": reach,
+        "release": runtime.release,  # the commit the session serves (None: a copy of a folder outside git)
         "answer": "",
         "error": "",
     }
@@ -257,7 +365,8 @@ def _keep_records(store: SessionStore, server: OpencodeServer, record: dict[str,
     except OpencodeError as err:
         if not outcome.error:
             outcome.error = str(err)
-    record.update(status=outcome.status, answer=outcome.answer, error=outcome.error, runner=None, opencode=None)
+    record.update(status=outcome.status, answer=outcome.answer, error=outcome.error)
+    record.update(runner=None, opencode=None, control=None)
     record["model"] = record["model"] or _model_used(store.read_export(record["id"]))
     store.write(record)
 

@@ -2,8 +2,10 @@
 never in the repository.
 
     <state>/projects/<project id>/
-        opencode/                  opencode's configuration folder for sessions: the plugin the
-                                   daemon writes, and the package opencode installs for it
+        opencode/                  the package opencode installs for the plugin, kept between turns
+        opencode-*/                one turn's opencode configuration folder, made fresh for it and
+                                   removed after it: the plugin the daemon writes (and checked by
+                                   its digest before opencode loads it), the package linked in
         sessions/<id>.json         beeuni's record: agent, model, prompt, start, status, answer
         sessions/<id>.export.json  opencode's own records of the session ({info, messages}, as
                                    `opencode export` prints them), taken when it ended
@@ -17,9 +19,12 @@ Every file is written whole or not at all, readable by its owner only.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -27,6 +32,8 @@ from typing import IO, Any
 from ..daemon.secrets import project_dir, write_private
 
 RECORD_SUFFIX = ".json"
+#: what opencode writes into its configuration folder when it installs the plugin's package
+PACKAGE_FILES = ("package.json", "package-lock.json", "bun.lock")
 EXPORT_SUFFIX = ".export.json"
 LOG_NAMES = ("daemon", "opencode")
 
@@ -52,9 +59,29 @@ class SessionStore:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def open_log(self, name: str, session_id: str) -> IO[bytes]:
-        """A new log file, readable by its owner only."""
-        return os.fdopen(os.open(self.log_path(name, session_id), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+    def open_log(self, name: str, session_id: str, append: bool = False) -> IO[bytes]:
+        """A new log file (or, for a later turn, the session's, appended to), readable by its owner
+        only."""
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        return os.fdopen(os.open(self.log_path(name, session_id), flags, 0o600), "wb")
+
+    def fresh_opencode_dir(self) -> str:
+        """A new configuration folder for one turn's opencode, so that nothing an earlier turn or
+        session left there loads: empty but for the package opencode installs for the plugin,
+        linked from where it is kept between turns."""
+        os.makedirs(os.path.join(self.opencode_dir, "node_modules"), mode=0o700, exist_ok=True)
+        fresh = tempfile.mkdtemp(prefix="opencode-", dir=os.path.dirname(self.opencode_dir))
+        os.symlink(os.path.join(self.opencode_dir, "node_modules"), os.path.join(fresh, "node_modules"))
+        for name in PACKAGE_FILES:
+            with contextlib.suppress(OSError):
+                shutil.copyfile(os.path.join(self.opencode_dir, name), os.path.join(fresh, name))
+        return fresh
+
+    def keep_package_files(self, fresh: str) -> None:
+        """After a turn: what opencode wrote of the package's files, kept for the next turn's."""
+        for name in PACKAGE_FILES:
+            with contextlib.suppress(OSError):
+                shutil.copyfile(os.path.join(fresh, name), os.path.join(self.opencode_dir, name))
 
     def log_path(self, name: str, session_id: str) -> str:
         return os.path.join(self.folder, f"{session_id}.{name}.log")

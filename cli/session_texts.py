@@ -14,7 +14,13 @@ if TYPE_CHECKING:
 
 
 #: what the commands read of the rules (each an optional read-back value or function)
-READ = ("SESSION_AGENT", "SESSION_MESSAGES", "PROVIDERS_WITHOUT_CONFIGURATION", "SESSION_LOG_LIMITS")
+READ = (
+    "SESSION_AGENT",
+    "SESSION_MESSAGES",
+    "PROVIDERS_WITHOUT_CONFIGURATION",
+    "SESSION_LOG_LIMITS",
+    "OPENCODE_PROJECT_FILES",
+)
 
 
 class SessionTexts:
@@ -34,6 +40,7 @@ class SessionTexts:
         self.output_characters = int(limits["characters"])
         self.output_lines = int(limits["lines"])
         self.prompt_characters = int(limits["prompt_characters"])
+        self.opencode_project_files = [text(path) for path in run.output("OPENCODE_PROJECT_FILES")]
 
     def message(self, key: str, **blanks: Any) -> str:
         """The template ``key`` with its blanks filled in (a blank not given stays empty)."""

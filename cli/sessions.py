@@ -1,5 +1,6 @@
-"""``beeuni sessions new|log|ls``: a local session on the standard harness — the daemon, Bun and
-opencode, as a session runs them — and its records, read back from the project's state folder.
+"""``beeuni sessions new|prompt|converge|log|ls``: a local session on the standard harness — the
+daemon, Bun and opencode, as a session runs them — its later turns, its convergence on another
+release, and its records, read back from the project's state folder.
 
 ``new`` prints the session's id as soon as opencode has made the session. With ``--wait`` it
 runs the session itself and prints the final answer: exit 0 when the session ended normally, 1
@@ -14,13 +15,19 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
+from ..daemon.changes import SHORT
+from ..daemon.messages import say
+from ..engine.paths import git_top
 from ..engine.project import ProjectRun, open_project, rules_only
+from ..engine.release.snapshot import ReleaseError, commit_of
 from ..engine.visible import visible
 from .commands import failure_message
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
 from .opencode_server import OpencodeError, OpencodeMissing, OpencodeServer, find_opencode
+from .session_control import ask
 from .session_log import log_lines, messages_of, started
 from .session_runner import Outcome, SessionRefused, SessionRequest, run_session
 from .session_store import SessionStore
@@ -30,7 +37,7 @@ from .shared import UsageError, bun
 #: the runner of a session started without --wait
 DETACHED_RUNNER = "from beeuni.cli.sessions import run_detached; run_detached()"
 #: the fields of beeuni's record that `log --json` and `ls --json` print (not how to reach opencode)
-PUBLIC_FIELDS = ("id", "agent", "model", "prompt", "created", "status", "answer", "error")
+PUBLIC_FIELDS = ("id", "agent", "model", "prompt", "created", "status", "release", "answer", "error")
 
 
 def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, model: str | None, wait: bool) -> int:
@@ -38,20 +45,42 @@ def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, m
     texts = SessionTexts(run)
     if model is not None and not texts.model_ok(model):
         raise UsageError(texts.message("model_format", detail=visible(model)))
+    request = _request(run, rules, texts, prompt, agent or texts.session_agent, model)
+    return _turn(request, texts, wait)
+
+
+def sessions_prompt(session_id: str, path: str, rules: str | None, prompt: str, wait: bool) -> int:
+    """A later turn of the session: the same conversation, the session's release."""
+    run = open_project(path, rules)
+    texts = SessionTexts(run)
+    record = _record_of(SessionStore(run.repo.root), session_id, texts)
+    if current_status(record) == "running":
+        raise UsageError(texts.message("turn_running", id=record["id"]))
+    model = record.get("model")
+    request = _request(run, rules, texts, prompt, str(record["agent"]), model if isinstance(model, str) else None)
+    return _turn(replace(request, session_id=str(record["id"])), texts, wait)
+
+
+def _request(
+    run: ProjectRun, rules: str | None, texts: SessionTexts, prompt: str, agent: str, model: str | None
+) -> SessionRequest:
     try:
         opencode = find_opencode()
     except OpencodeMissing:
         raise UsageError(texts.message("opencode_missing")) from None
-    request = SessionRequest(
+    return SessionRequest(
         repo_root=run.repo.root,
         manifest=os.path.join(run.repo.root, run.manifest),
         rules=None if rules is None else os.path.abspath(rules),
         prompt=prompt,
-        agent=agent or texts.session_agent,
+        agent=agent,
         model=model,
         opencode=opencode,
         bun=bun(run),
     )
+
+
+def _turn(request: SessionRequest, texts: SessionTexts, wait: bool) -> int:
     if not wait:
         return _start_detached(request)
     announced: list[str] = []
@@ -67,6 +96,45 @@ def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, m
         sys.stderr.write(f"beeuni: {refusal}\n")
         return refusal.status
     return _report(outcome, announced[0] if announced else "", texts)
+
+
+def sessions_converge(session_id: str, path: str, rules: str | None, release: str | None) -> int:
+    """Move the session to the release ``release`` names (None: ``HEAD`` now): at once while one of
+    its turns runs, else from its next turn on."""
+    run = open_project(path, rules)
+    texts = SessionTexts(run)
+    store = SessionStore(run.repo.root)
+    record = _record_of(store, session_id, texts)
+    address = record.get("control")
+    if current_status(record) == "running" and isinstance(address, dict):
+        answer = ask(address, release)
+        if answer is not None:
+            if answer.get("event") != "converged":
+                failed = texts.message("converge_failed", id=record["id"], detail=visible(str(answer.get("error"))))
+                sys.stderr.write(f"beeuni: {failed}\n")
+                return EXIT_ERRORS
+            summary = run.call("release_changes", answer["changes"])
+            sys.stdout.write(texts.message("converged_now", id=record["id"], detail=visible(summary)) + "\n")
+            return EXIT_OK
+    found = git_top(run.repo.root)
+    if not record.get("release") or found is None:
+        raise UsageError(texts.message("converge_no_release", id=record["id"]))
+    try:
+        commit = commit_of(found[0], release)
+    except ReleaseError as err:
+        raise UsageError(say(run.output("DAEMON_MESSAGES"), err.key, detail=err.detail)) from None
+    assert commit is not None  # (the session serves a release: the repository has a commit)
+    record["converge_to"] = commit
+    store.write(record)
+    sys.stdout.write(texts.message("converge_next_turn", id=record["id"], detail=commit[:SHORT]) + "\n")
+    return EXIT_OK
+
+
+def _record_of(store: SessionStore, session_id: str, texts: SessionTexts) -> dict[str, Any]:
+    record = store.read(session_id)
+    if record is None:
+        raise UsageError(texts.message("no_session", id=visible(session_id)))
+    return record
 
 
 def _report(outcome: Outcome, session_id: str, texts: SessionTexts) -> int:

@@ -6,7 +6,7 @@ no tool module holds (the daemon keeps it from every process it starts). The sta
 JSON object a line, the daemon answers with events, one JSON object a line:
 
     → {"op": "converge", "release": "REV"}       REV: a commit, a branch, a tag; null: HEAD now
-    ← {"event": "converged", "release", "was", "changes": {added, removed, changed, agents}}
+    ← {"event": "converged", "release", "was", "release_root", "changes": {added, removed, changed, agents}}
     ← {"event": "convergence_failed", "release", "serving", "error"}
     ← {"event": "restart_runtime", "release"}     a tool changed: restart the harness (the
                                                    experimental runtime, the standard harness's
@@ -84,7 +84,14 @@ async def converge(session: Session, release: str | None) -> dict[str, Any]:
     summary = session.current.run.call("release_changes", changes.document())
     log_line(say(session.messages(), "converged", detail=summary) + "\n")
     document = {**changes.document(), "restart": changes.tools_changed}
-    return {"event": "converged", "release": changes.release, "was": changes.was, "changes": document}
+    root = session.current.root
+    return {
+        "event": "converged",
+        "release": changes.release,
+        "was": changes.was,
+        "release_root": root,
+        "changes": document,
+    }
 
 
 def _reason(session: Session, err: Exception) -> str:

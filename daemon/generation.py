@@ -36,3 +36,8 @@ class Generation:
     @property
     def release(self) -> str | None:
         return self.snapshot.commit if self.snapshot is not None else None
+
+    @property
+    def root(self) -> str | None:
+        """Where the release's copy holds the project's folder (None: the working tree is served)."""
+        return self.snapshot.root if self.snapshot is not None else None

@@ -33,6 +33,22 @@ function handedOver(): Connection | string {
 const connection = handedOver()
 const post = fetch // as it is now: no plugin loaded later sees a call's token by wrapping fetch
 
+// opencode's own server password: opencode read it at its start, and every command the model runs
+// would inherit it with opencode's environment — and with it drive opencode as any agent. It goes
+// from the environment, and opencode's process becomes non-dumpable, so that no process of the
+// user without CAP_SYS_PTRACE reads its environment as it started (/proc/PID/environ) or its
+// memory, where the daemon's token lives.
+delete process.env.OPENCODE_SERVER_PASSWORD
+try {
+  const { dlopen, FFIType } = await import('bun:ffi')
+  const { i32, u64 } = FFIType
+  const libc = dlopen('libc.so.6', { prctl: { args: [i32, u64, u64, u64, u64], returns: i32 } })
+  libc.symbols.prctl(4 /* PR_SET_DUMPABLE */, 0, 0, 0, 0)
+  libc.close()
+} catch {
+  // no glibc here: Yama still keeps the model's commands out of opencode's memory
+}
+
 type Schema = { properties?: Record<string, object>; required?: string[] }
 
 // A module's `parameters` as opencode's `args`, carried exactly. opencode turns a plugin tool's

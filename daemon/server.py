@@ -108,6 +108,7 @@ def serve(
             "pid": os.getpid(),
             "harness": harness,
             "release": session.current.release,
+            "release_root": session.current.root,
             "plugin": plugin.path if plugin else None,
             "plugin_sha256": plugin.digest if plugin else None,
         }

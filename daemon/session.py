@@ -84,6 +84,8 @@ class Session:
         """``release``: the commit to serve (None: the one ``HEAD`` names); ``working_tree``:
         serve the working tree as it is instead (``beeuni tools call`` without ``--release``)."""
         self.repo, self.manifest = locate(path)  # the working tree: the calls' context.cwd
+        self.git = git_top(self.repo.root)  # the git work tree's top and git's folder, or None
+        self.top = self.git[0] if self.git is not None else self.repo.root
         self.only = only  # load this one tool's module, not the session's others (`beeuni tools call`)
         self.rules = rules
         self.harness = harness
@@ -111,15 +113,18 @@ class Session:
         project's folder as it is now."""
         if self.working_tree:
             return None
-        found = git_top(self.repo.root)
-        if found is None or (release is None and commit_of(found[0], None) is None):
+        commit = commit_of(self.top, release) if self.git is not None else None
+        if commit is None:
             if release is not None:
                 raise ReleaseError("release_no_git", self.repo.root)
-            git_folders = [found[1], os.path.join(found[0], ".git")] if found else []
-            leave_out = [state_dir(), private.path, *git_folders]
+            leave_out = [state_dir(), private.path, *self._git_folders()]
             return take_folder(self.repo.root, private.next_release(), leave_out)
         rules = self._rules_in_repository()
-        return take(self.repo.root, self.manifest, release, private.next_release(), [rules] if rules else [])
+        return take(self.repo.root, self.manifest, commit, private.next_release(), [rules] if rules else [])
+
+    def _git_folders(self) -> list[str]:
+        """git's folder and the work tree's ``.git`` (a folder, or a linked work tree's file)."""
+        return [self.git[1], os.path.join(self.top, ".git")] if self.git is not None else []
 
     def _rules_in_repository(self) -> str | None:
         """The ``--rules`` folder when it lies inside the git work tree (or the project's folder):
@@ -127,18 +132,14 @@ class Session:
         if self.rules is None:
             return None
         folder = os.path.realpath(self.rules)
-        found = git_top(self.repo.root)
-        top = found[0] if found is not None else self.repo.root
-        return folder if folder == top or folder.startswith(top.rstrip("/") + "/") else None
+        return folder if folder == self.top or folder.startswith(self.top.rstrip("/") + "/") else None
 
     def _rules_of(self, snapshot: Snapshot | None) -> str | None:
         """The rules folder to read: inside the repository, its copy in the release."""
         inside = self._rules_in_repository()
         if inside is None or snapshot is None:
             return self.rules
-        found = git_top(self.repo.root)
-        top = found[0] if found is not None else self.repo.root
-        return os.path.join(snapshot.folder, os.path.relpath(inside, top))
+        return os.path.join(snapshot.folder, os.path.relpath(inside, self.top))
 
     def _texts(self) -> dict[str, str]:
         """The rules' texts of the daemon before any tool set is resolved (a refusal)."""
@@ -200,7 +201,7 @@ class Session:
             raise
         resolved = self.current.resolved
         if self.current.snapshot is not None and self.current.snapshot.commit is None:  # said once
-            said = "serving_folder" if git_top(self.repo.root) is None else "serving_uncommitted"
+            said = "serving_folder" if self.git is None else "serving_uncommitted"
             log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
         if resolved.errors:
             self._log_errors(resolved)
@@ -276,10 +277,7 @@ class Session:
         and configuration run later), what the harness loads from the repository (the rules'
         ``HARNESS_FILES``) and a rules folder inside it. (The state folder, with the secrets, is
         hidden whole.)"""
-        protected = []
-        found = git_top(self.repo.root)
-        if found is not None:
-            protected += [os.path.join(found[0], ".git"), found[1]]
+        protected = self._git_folders()
         protected += [os.path.join(self.repo.root, path) for path in run.output("HARNESS_FILES")]
         inside = self._rules_in_repository()
         if inside is not None:

@@ -360,3 +360,26 @@ def test_outside_git_and_before_the_first_commit_a_copy_of_the_folder_is_served(
             said = "is in no git repository" if not init else "has no commit yet"
             assert sum(said in line for line in daemon.log().splitlines()) == 1
         assert not (folder / "out" / "leak.json").exists()
+
+
+def test_a_release_that_hits_the_rules_limits_keeps_the_last_good_one(project: Path, tmp_path: Path) -> None:
+    """The rules stop a run that would take all the memory; a convergence on such a release
+    fails, says why in one line, and the session goes on serving what it served."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__", "tests"))
+    doubling = "let l0 = [1, 2, 3, 4]\n" + "".join(f"let l{i} = l{i - 1} + l{i - 1}\n" for i in range(1, 41))
+    (rules / "bound.rules").write_text(
+        doubling + 'rule bound/grows {\n severity warning\n doc "d"\n for t in tools\n'
+        ' when t.name == "grows" and len(l40) > 0\n at t.name\n message "m"\n}\n'
+    )
+    with running_daemon(project, tmp_path, "--harness", "experimental", "--rules", str(rules)) as daemon:
+        first = daemon.document["release"]
+        (project / "beeuni.yaml").write_text(MANIFEST.replace("tools:\n", "tools:\n  grows: tools/rewrite.ts\n", 1))
+        commit(project, "a release the rules stop on")
+        event = daemon.converge()
+        assert event["event"] == "convergence_failed" and event["serving"] == first
+        assert "stopped after building 64 MB of values" in event["error"]
+        assert output(daemon, "lookup_order", "b")["keyed"] is True
+        assert daemon.call("grows", agent="a").status_code == 404
+        failed = [line for line in daemon.log().splitlines() if "convergence failed" in line]
+        assert len(failed) == 1 and "bound.rules" in failed[0]

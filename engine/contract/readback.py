@@ -512,6 +512,7 @@ SESSION_VALUES: dict[str, Shape] = {
     "PROVIDERS_WITHOUT_CONFIGURATION": ListOf(Record({"id": Str("a provider"), "source": Str("opencode's source")})),
     "SESSION_LOG_LIMITS": Record({"characters": Count(), "lines": Count(), "prompt_characters": Count()}),
     "SESSION_MESSAGES": Record({}, rest=Template(SESSION_MESSAGE_FIELDS)),
+    "OPENCODE_PROJECT_FILES": ListOf(Str("a repo-relative path"), "paths"),
 }
 
 

@@ -2,6 +2,7 @@
 
 Takes the repository; gives which files git's index holds (``git_index.py``, read directly), what
 each tool module imports (``module_imports.py``, read statically with tree-sitter), the
-``release`` fact for the rules built from both (``facts.py``), and a hard-linked copy of the
-release for ``validate --modules`` to load modules in (``linked_copy.py``).
+``release`` fact for the rules built from both (``facts.py``), a hard-linked copy of the
+release for ``validate --modules`` to load modules in (``linked_copy.py``), and the copy of the
+release at one commit that a session serves (``snapshot.py``).
 """
