@@ -54,9 +54,9 @@ VALIDATE: Takes = (
         "--max-warnings": ("max_warnings", _count),
         "--module-timeout": ("module_timeout", float),
     },
-    {"--quiet": "quiet", "-q": "quiet", "--modules": "modules", "--no-cache": "no_cache"},
+    {"--quiet": "quiet", "-q": "quiet", "--modules": "modules"},
 )
-RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json", "--no-cache": "no_cache"})
+RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json"})
 RULES_CHECK: Takes = ({"--rules": ("rules", str), "--format": ("output_format", _choice(*RULES_CHECK_FORMATS))}, {})
 
 
@@ -90,14 +90,14 @@ def parse(args: list[str], takes: Takes) -> tuple[list[str], dict[str, Any]] | N
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
-    [--modules] [--module-timeout S] [--no-cache]`` → (paths, keyword arguments of
+    [--modules] [--module-timeout S]`` → (paths, keyword arguments of
     ``commands.validate``)."""
     parsed = parse(argv[1:], VALIDATE) if argv[:1] == ["validate"] else None
     return None if parsed is None else (parsed[0] or ["."], parsed[1])
 
 
 def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """``resolve [PATH] [--json] [--rules DIR] [--no-cache]`` → (path, keyword arguments of
+    """``resolve [PATH] [--json] [--rules DIR]`` → (path, keyword arguments of
     ``commands.resolve``); ``--schema`` is Typer's."""
     parsed = parse(argv[1:], RESOLVE) if argv[:1] == ["resolve"] else None
     if parsed is None or len(parsed[0]) > 1:
@@ -144,39 +144,15 @@ def fast_command(argv: list[str]) -> int | None:
     fast = parse_validate(argv)
     if fast is not None:
         paths, options = fast
-        # a project unchanged since its last check is answered before the check is even imported;
-        # `--no-cache` imports nothing of the result cache
-        probe = None
-        if not options.get("no_cache", False):
-            from . import cached_results
-
-            probe, hit = cached_results.look_up(
-                paths,
-                options.get("rules"),
-                options.get("modules", False),
-                options.get("output_format", "text"),
-                options.get("output"),
-                options.get("quiet", False),
-                options.get("max_warnings"),
-            )
-            if hit is not None:
-                return hit
         from . import commands
 
-        return commands.guarded(lambda: commands.validate(paths, probe=probe, **options))
+        return commands.guarded(lambda: commands.validate(paths, **options))
     resolving = parse_resolve(argv)
     if resolving is not None:
         path, keywords = resolving
-        resolve_probe = None
-        if not keywords.get("no_cache", False):
-            from . import cached_results
-
-            resolve_probe, hit = cached_results.look_up_resolve(path, keywords["rules"], keywords["as_json"])
-            if hit is not None:
-                return hit
         from . import commands
 
-        return commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords))
+        return commands.guarded(lambda: commands.resolve(path, **keywords))
     checking = parse_rules_check(argv)
     if checking is not None:
         from . import commands

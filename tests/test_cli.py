@@ -63,7 +63,7 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
     """bin/beeuni ends `validate`, `resolve` and `rules check` with what is still buffered
     written — here a document larger than the output buffer — and the command's exit status."""
-    args = ["resolve", "--json", "--no-cache", "project"]
+    args = ["resolve", "--json", "project"]
     fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
     typer = run_typer(args, cwd=GOLDEN / "agents-subagents")
     assert len(fast.stdout) > io.DEFAULT_BUFFER_SIZE
@@ -290,16 +290,13 @@ NOT_ON_THE_FIRST_RUN = (
     # and the shipped rules are found beside the engine, their package not imported
     *("binascii", "zlib", "beeuni.rules"),
 )
-#: what `--no-cache` needs none of besides: the result cache
-NOT_WITHOUT_THE_RESULT_CACHE = ("beeuni.cli.cached_results", "beeuni.engine.cache.results")
 
 
 @pytest.mark.parametrize("command", ["validate", "resolve"])
 def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path, command: str) -> None:
-    """The installed command, `validate --no-cache` and `resolve --no-cache` on the starter (the
-    rule cache warm): its script included (pip's wrapper for an entry point imports `re` first:
-    bin/beeuni)."""
-    command_line = [sys.executable, "-X", "importtime", BEEUNI, command, "--no-cache", str(STARTER)]
+    """The installed command, `validate` and `resolve` on the starter (the rule cache warm): its
+    script included (pip's wrapper for an entry point imports `re` first: bin/beeuni)."""
+    command_line = [sys.executable, "-X", "importtime", BEEUNI, command, str(STARTER)]
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
     subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
     warm = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -307,7 +304,6 @@ def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path
     imported = {line.rpartition("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
     assert {"yaml._yaml", "beeuni.engine.yaml.loader", "beeuni.engine.suppress"} <= imported
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
-    assert sorted(imported.intersection(NOT_WITHOUT_THE_RESULT_CACHE)) == []
 
 
 def test_a_run_knows_the_rules_suppression_pattern_from_the_compiled_rules(tmp_path: Path) -> None:

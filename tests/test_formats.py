@@ -214,7 +214,7 @@ def test_code_frames_on_a_terminal_import_neither_typing_nor_the_rest_of_pyyaml(
     from conftest import BEEUNI, read_terminal
 
     typos = ROOT / "tests" / "golden" / "agents-typos"
-    command = [sys.executable, "-X", "importtime", BEEUNI, "validate", "project", "--no-cache"]
+    command = [sys.executable, "-X", "importtime", BEEUNI, "validate", "project"]
     run_on_terminal(["validate", "project"], typos, colour=False)  # the rule cache warm
     _, report = read_terminal(command, typos, {**os.environ, "NO_COLOR": "1"}, "stdout", 60)
     imported = {line.rpartition("|")[2].strip() for line in report.splitlines() if line.startswith("import time:")}

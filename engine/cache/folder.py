@@ -1,7 +1,5 @@
 """Where beeuni keeps its caches (the compiled rules, the results of checks): ``$BEEUNI_CACHE_DIR``,
-else ``$XDG_CACHE_HOME/beeuni``, else ``~/.cache/beeuni``; and how a record is kept there. A
-module of its own, importing little, because a run answered from the result cache imports little
-else.
+else ``$XDG_CACHE_HOME/beeuni``, else ``~/.cache/beeuni``; and how a record is kept there.
 
 A record is one ``marshal`` file named by its kind and a checksum of its key, holding the key
 beside the value: a record whose stored key is not the key asked for (a CRC collision, another

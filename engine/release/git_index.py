@@ -54,7 +54,7 @@ class Release:
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
         if self.data[:4] == b"DIRC" and int.from_bytes(self.data[4:8], "big") == 4:
             self._parsed = frozenset(_parse(self.data, self.hash_size))
-        #: every question answered: path → state (what the result cache asks again)
+        #: every question answered: path → state
         self.answers: dict[str, str] = {}
 
     @classmethod
@@ -146,9 +146,9 @@ class Release:
         return IGNORED if done.returncode == 0 else UNTRACKED
 
     def signature(self) -> tuple[str, str, str, dict[str, str]]:
-        """What the answers were made of, for the result cache: the work tree, the index file and
-        a digest of its content (a `git add` changes it), and each answer that the index alone
-        does not give (why a file is not tracked)."""
+        """What the answers were made of: the work tree, the index file and a digest of its
+        content (a `git add` changes it), and each answer that the index alone does not give
+        (why a file is not tracked)."""
         reasons = {path: state for path, state in sorted(self.answers.items()) if state != TRACKED}
         return self.top, self.index_file, self._content_digest(), reasons
 
@@ -162,18 +162,6 @@ class Release:
         from ..cache.folder import blake2b
 
         return str(blake2b(self.data).hexdigest())
-
-
-def current_signature(root: str, recorded: Any) -> Any:
-    """``Release.signature`` of the repository at ``root`` as it is now, the reasons recorded
-    asked again; None outside git."""
-    release = Release.of(root)
-    if release is None:
-        return None
-    if isinstance(recorded, tuple | list) and len(recorded) == 4 and isinstance(recorded[3], dict):
-        for path in recorded[3]:
-            release.state(path)
-    return release.signature()
 
 
 def _hash_size(git_dir: str) -> int:
