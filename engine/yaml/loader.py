@@ -1,6 +1,6 @@
 """Read one YAML file into located values, refusing what would hurt.
 
-libyaml (through pyyaml's ``CParser``) turns the bytes into events; this module builds the values
+libyaml (through pyyaml's ``CSafeLoader``) turns the bytes into events; this module builds the values
 from those events itself, without recursion. ``yaml.compose`` would be shorter, but its C
 composer recurses once per nesting level and crashes the process on a few ten thousand open
 brackets; building from events lets every limit below be checked at the event that breaks it,
@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import codecs
 
-from ..once import once
-from .libyaml import (
+from yaml import (
     AliasEvent,
-    CParser,
+    CSafeLoader,
     DocumentStartEvent,
     MappingEndEvent,
     MappingStartEvent,
@@ -36,8 +35,10 @@ from .libyaml import (
     SequenceEndEvent,
     SequenceStartEvent,
     YAMLError,
-    reader_errors,
 )
+from yaml.reader import ReaderError
+
+from ..once import once
 from .located import (
     LocatedConst,
     LocatedFloat,
@@ -53,8 +54,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-    from yaml.reader import ReaderError
 
     from .located import Loc
 
@@ -183,7 +182,7 @@ def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], i
         return None, problems, builder.nodes
     except MarkedYAMLError as err:
         return None, [*problems, _syntax_problem(err, data, path)], builder.nodes
-    except reader_errors() as err:  # pyyaml's class, or its stand-in (libyaml.py)
+    except ReaderError as err:
         return None, [*problems, _reader_problem(err, data, path)], builder.nodes
     except YAMLError as err:
         return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])], builder.nodes
@@ -249,7 +248,7 @@ class _Builder:
         # `nodes` counts every value, keys included, aliases expanded (the limit); the size of
         # an anchored collection (what an alias to it adds) leaves keys out: `nodes - keys`.
         nodes = keys = 0
-        next_event: Callable[[], Any] = CParser(self.data).get_event
+        next_event: Callable[[], Any] = CSafeLoader(self.data).get_event
         try:
             while (event := next_event()) is not None:
                 kind = event.__class__

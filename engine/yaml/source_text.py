@@ -12,8 +12,9 @@ about.
 
 from __future__ import annotations
 
+from yaml import CSafeLoader, YAMLError, scan
+
 from ..once import once
-from .libyaml import YAMLError, tokens
 from .manifest_text import EditRefused, ManifestText
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -125,7 +126,7 @@ class SourceText:
         if self._token_spans is None:
             spans: list[tuple[int, int]] = []
             try:
-                for token in tokens(self.text):
+                for token in scan(self.text, Loader=CSafeLoader):
                     start, end = token.start_mark.index, token.end_mark.index
                     if end > start:
                         spans.append((start, end))

@@ -1,19 +1,11 @@
-"""Reading YAML without pyyaml's pure-Python loader (``engine/yaml/libyaml.py``) gives what pyyaml
-gives: the loader reads booleans and nulls itself, and leaves only text that may be a number or a
-date to pyyaml's resolver — the same tags and values; libyaml's errors are caught as before; and
-code that imports ``yaml`` later in the same process gets the whole of pyyaml, of the very
-classes libyaml's events and errors are made of.
-
-The process tests run a new interpreter: in the test process ``yaml`` is imported already.
+"""The loader (``engine/yaml/loader.py``) reads booleans and nulls itself, and leaves only text
+that may be a number or a date to pyyaml's resolver: the same tags and values as pyyaml's.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from beeuni.engine.yaml.loader import load_yaml, plain_tag
@@ -118,66 +110,3 @@ def test_numbers_and_dates_read_as_before(text: str) -> None:
         assert value == expected or expected != expected, text  # NaN
     elif tag != "tag:yaml.org,2002:merge":
         assert isinstance(value, LocatedStr) and value == text
-
-
-#: run in a new interpreter: the loader first, then pyyaml as any later code imports it
-LATER_IMPORT = r"""
-import sys
-from beeuni.engine.yaml.loader import load_yaml
-
-def problems(data):
-    return [(p.kind, p.loc, p.detail) for p in load_yaml(data, "x.yaml")[1]]
-
-assert problems(b"a: [b, yes, ~, '1']\n") == []
-stood_in = sorted(m for m in sys.modules if (m == "re" or m.startswith(("yaml.", "re."))) and m not in (
-    "yaml.error", "yaml.tokens", "yaml.events", "yaml.nodes", "yaml._yaml"))
-BAD = [b"a: \x01\n", b"a: caf\xe9\n", b"a: [1,\n", b"a: b: c\n", b"\xff\xfea\x00:\x00 \x00\x01\x00"]
-before = [problems(data) for data in BAD]
-
-import yaml
-import yaml.reader
-
-events = list(yaml.parse(b"a: [1, {b: c}]", Loader=yaml.CSafeLoader))
-caught = []
-for data in BAD:
-    try:
-        yaml.load(data, Loader=yaml.CSafeLoader)
-    except yaml.reader.ReaderError as err:
-        caught.append(("reader", str(err)))
-    except yaml.MarkedYAMLError as err:
-        caught.append(("marked", type(err).__name__))
-import json
-
-print(json.dumps({
-    "stood_in": stood_in,
-    "before": before,
-    "after": [problems(data) for data in BAD],
-    "loaded": yaml.safe_load("a: [1, yes, 2001-01-01]"),
-    "c_loaded": yaml.load("a: [1, yes, ~]", Loader=yaml.CSafeLoader),
-    "event_classes": [type(event) is getattr(yaml, type(event).__name__) for event in events],
-    "caught": caught,
-    "modules": [yaml.error.YAMLError is yaml.YAMLError, yaml.scanner.ScannerError.__module__, yaml.__with_libyaml__],
-}, default=str))
-"""
-
-
-def test_yaml_imported_after_the_loader_is_the_whole_of_pyyaml(tmp_path: Path) -> None:
-    """In a new process the loader reads YAML with none of pyyaml's modules imported but those
-    that define the extension's errors, tokens, events and nodes (and no ``re``); its problems
-    — a control character, a Latin-1 byte, syntax errors, UTF-16 — are the same as in a process
-    that imported pyyaml first (this one); and a later ``import yaml`` gets all of pyyaml, with
-    libyaml's errors of pyyaml's own classes."""
-    done = subprocess.run([sys.executable, "-c", LATER_IMPORT], capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
-    bad = [b"a: \x01\n", b"a: caf\xe9\n", b"a: [1,\n", b"a: b: c\n", b"\xff\xfea\x00:\x00 \x00\x01\x00"]
-    expected = [[[p.kind, list(p.loc), p.detail] for p in load_yaml(data, "x.yaml")[1]] for data in bad]
-    assert found["stood_in"] == []
-    assert found["before"] == expected == found["after"]
-    assert [problems[0][0] for problems in expected] == ["yaml-syntax"] * 5
-    assert [kind for kind, _ in found["caught"]] == ["reader", "reader", "marked", "marked", "reader"]
-    assert found["caught"][0][1].startswith("unacceptable character #x0001: control characters are not allowed")
-    assert found["loaded"] == {"a": [1, True, "2001-01-01"]}  # a date (printed as text)
-    assert found["c_loaded"] == {"a": [1, True, None]}
-    assert len(found["event_classes"]) == 14 and all(found["event_classes"])
-    assert found["modules"] == [True, "yaml.scanner", True]
