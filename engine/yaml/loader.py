@@ -36,9 +36,11 @@ from yaml import (
     SequenceStartEvent,
     YAMLError,
 )
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
 from yaml.reader import ReaderError
+from yaml.resolver import Resolver
 
-from ..once import once
 from .located import (
     LocatedConst,
     LocatedFloat,
@@ -47,7 +49,7 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
-from .source_text import line_break_pattern
+from .source_text import LINE_BREAKS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -88,33 +90,10 @@ _INVISIBLE_BREAKS = {
 _INVISIBLE_BREAK_BYTES = tuple(character.encode() for character in _INVISIBLE_BREAKS)
 
 
-class _Pyyaml:
-    """pyyaml's resolver and safe constructor, for the scalars the loader does not read itself:
-    text that may be a number or a date, and explicit tags (imported on first need: most
-    manifests are names and words)."""
-
-    def __init__(self) -> None:
-        from yaml.constructor import SafeConstructor
-        from yaml.nodes import ScalarNode
-        from yaml.resolver import Resolver
-
-        self.resolve: Callable[..., str] = Resolver().resolve
-        self.node = ScalarNode
-        self.constructor = SafeConstructor()
-
-    def plain_tag(self, text: str) -> str:
-        return self.resolve(self.node, text, (True, False))
-
-    def knows(self, tag: str) -> bool:
-        return tag in self.constructor.yaml_constructors
-
-    def value(self, tag: str, text: str) -> Any:
-        return self.constructor.construct_object(self.node(tag, text), deep=True)
-
-
-@once
-def _pyyaml() -> _Pyyaml:
-    return _Pyyaml()
+#: pyyaml's resolver and safe constructor, for the scalars the loader does not read itself: text
+#: that may be a number or a date, and explicit tags
+_CONSTRUCTOR = SafeConstructor()
+_RESOLVE: Callable[..., str] = Resolver().resolve
 
 
 def plain_tag(text: str) -> str:
@@ -124,7 +103,7 @@ def plain_tag(text: str) -> str:
     if word is not None:
         return word[0]
     if text[:1] in _NUMBER_LIKE or text.endswith("\n"):  # (the resolver's `$` matches before a final break)
-        return _pyyaml().plain_tag(text)
+        return _RESOLVE(ScalarNode, text, (True, False))
     return _STR_TAG
 
 
@@ -363,13 +342,12 @@ class _Builder:
             return LocatedConst(word[1], loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
-        pyyaml = _pyyaml()
-        if not pyyaml.knows(tag):  # a tag of its own (`!local`): the text
+        if tag not in _CONSTRUCTOR.yaml_constructors:  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
             if explicit and tag in _WHOLE_WORD_TAGS and plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
-            value = pyyaml.value(tag, text)
+            value = _CONSTRUCTOR.construct_object(ScalarNode(tag, text), deep=True)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
             if explicit:  # (plain text that only looks like a date, `2001-13-45`, is a string)
                 self.problems.append(LoadProblem("bad-tag", loc, tag="!!" + tag.removeprefix(_CORE_TAG), value=text))
@@ -458,9 +436,9 @@ def _position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of ``text[index]``, lines counted as libyaml counts them; the end
     of a file that ends with a line break is the end of its last line, not a line after it."""
     if index == len(text) and index > 0:
-        final = line_break_pattern().search(text, max(index - 2, 0))
+        final = LINE_BREAKS.search(text, max(index - 2, 0))
         if final is not None and final.end() == index:
             index = final.start()
-    breaks = list(line_break_pattern().finditer(text, 0, index))
+    breaks = list(LINE_BREAKS.finditer(text, 0, index))
     line_start = breaks[-1].end() if breaks else 0
     return len(breaks) + 1, index - line_start + 1
