@@ -273,11 +273,9 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert warm.stderr.strip().endswith("[]"), warm.stderr
 
 
-#: what a first run of `validate` or `resolve` on a clean project needs none of: RE2 (the starter's names
-#: and paths are matched by simple patterns, engine/lang/simple_patterns.py, and a file without a
-#: suppression comment is told by the texts every comment holds), and the editing of manifests
+#: what a first run of `validate` or `resolve` on a clean project needs none of: the editing of manifests
 NOT_ON_THE_FIRST_RUN = (
-    *("typing", "json", "importlib.util", "importlib.machinery", "re2", "re2._re2", "bisect"),
+    *("typing", "json", "importlib.util", "importlib.machinery", "bisect"),
     *("beeuni.engine.edit.entries", "beeuni.engine.edit.text_edit", "beeuni.engine.yaml.spans"),
     # an editor's evaluations only are carried; the folder checks run when rules are compiled
     *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.contract.optional_readback"),
@@ -288,7 +286,7 @@ NOT_ON_THE_FIRST_RUN = (
 
 
 @pytest.mark.parametrize("command", ["validate", "resolve"])
-def test_a_first_run_imports_neither_re2_nor_the_editing_of_manifests(tmp_path: Path, command: str) -> None:
+def test_a_first_run_imports_no_editing_of_manifests(tmp_path: Path, command: str) -> None:
     """The installed command, `validate` and `resolve` on the starter (the rule cache warm), its
     script included."""
     command_line = [sys.executable, "-X", "importtime", BEEUNI, command, str(STARTER)]

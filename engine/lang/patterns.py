@@ -9,21 +9,16 @@ expression that built the pattern.
 
 RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
 per process (the last ``_KEPT`` of them are kept). A text without what every match of a
-pattern needs is answered without RE2 (``needed_texts``): no check of the benchmarks' projects
-imports RE2 — their texts lack what the suppression comment's pattern needs — which saves the
-starter's first run (``--no-cache``) some 6 ms: 20 million instructions of its 83.
+pattern needs is answered without RE2 (``needed_texts``).
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
-package also has, and remembers the answer for a short text; a pattern that only checks a few
-character sets at the start of a text is matched without RE2 (``simple_patterns.py``).
-``groups`` tells the groups of a pattern, and ``regex`` gives that wrapper (match objects with
-groups and positions), for the engine's other patterns from the rules.
+package also has, and remembers the answer for a short text. ``groups`` tells the groups of a
+pattern, and ``regex`` gives that wrapper (match objects with groups and positions), for the
+engine's other patterns from the rules.
 """
 
 from __future__ import annotations
-
-from .simple_patterns import simple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -76,7 +71,7 @@ class PatternError(Exception):
 
 def problem(pattern: str) -> str | None:
     """Why ``pattern`` is not a regular expression of the rules; None when it is one: RE2's
-    verdict, asked even of a simple pattern (``rules check`` says it where it is written)."""
+    verdict (``rules check`` says it where it is written)."""
     try:
         _compile(pattern, capture=False)
     except PatternError as err:
@@ -97,25 +92,22 @@ def compiled(pattern: str) -> Matcher:
 class Matcher:
     """A pattern compiled for a yes or no, and the answers RE2 gave for short texts: the rules
     test the same names and paths many times over (the last ``_ANSWERS`` of them are kept). A
-    text without what every match needs, and any text of a simple pattern
-    (``simple_patterns.py``), is answered without RE2, and the answer not kept: it costs no
-    more than looking it up."""
+    text without what every match needs is answered without RE2, and the answer not kept: it
+    costs no more than looking it up."""
 
-    __slots__ = ("answers", "anywhere", "match", "needed", "others", "pattern", "simple")
+    __slots__ = ("answers", "anywhere", "match", "needed", "others", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
-        #: ``pattern`` as a function of the text, when it is simple; else RE2 matches
-        self.simple = simple(pattern)
         texts = sorted(needed_texts(pattern), key=len, reverse=True)
         #: the longest text every match holds (``needed_texts``): without it, a text is answered at once
         self.needed = texts[0] if texts else ""
         #: the other texts every match holds, asked before RE2 is
         self.others = tuple(texts[1:])
         self.match: Any = None
-        if self.simple is None and pattern not in KNOWN:
+        if pattern not in KNOWN:
             self._compile()  # RE2's verdict on a pattern not known to compile now, not at a first text
         # (a known one is compiled when a text first needs RE2: a run whose texts all lack what
         # its matches need imports no RE2)
@@ -132,8 +124,6 @@ class Matcher:
         """``matches`` for a text not in ``answers``."""
         if self.needed not in text:
             return False
-        if self.simple is not None:
-            return self.simple(text)
         for other in self.others:
             if other not in text:
                 return False
