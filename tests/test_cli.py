@@ -61,47 +61,13 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
 
 
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
-    """bin/beeuni ends `validate`, `resolve` and `rules check` with what is still buffered
-    written — here a document larger than the output buffer — and the command's exit status."""
+    """bin/beeuni ends `validate` and `resolve` with what is still buffered written — here a
+    document larger than the output buffer — and the command's exit status."""
     args = ["resolve", "--json", "project"]
     fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
     typer = run_typer(args, cwd=GOLDEN / "agents-subagents")
     assert len(fast.stdout) > io.DEFAULT_BUFFER_SIZE
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
-
-
-RULES_CHECK_FORMS = [
-    ["rules", "check"],
-    ["rules", "check", "rules"],
-    ["rules", "check", "--rules", "rules"],
-    ["rules", "check", "--rules=rules", "rules"],
-    ["rules", "check", "rules", "--format", "github"],
-    ["rules", "check", "--format=sarif", "rules"],
-    ["rules", "check", "rules", "--format", "gitlab"],
-    ["rules", "check", "rules", "--format", "text"],
-]
-
-
-@pytest.mark.parametrize("case", ["rules-many-mistakes", "rules-unused"])
-@pytest.mark.parametrize("args", RULES_CHECK_FORMS, ids=" ".join)
-def test_rules_check_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
-    """`beeuni rules check` is parsed by hand too; Typer must give the very same result."""
-    fast = run_beeuni(args, cwd=GOLDEN / case)
-    typer = run_typer(args, cwd=GOLDEN / case)
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
-
-
-def test_rules_check_imports_no_typer(tmp_path: Path) -> None:
-    """A maintainer runs `rules check` after every edit: no Typer (nor what it brings)."""
-    probe = (
-        "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'rules', 'check']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'rich', 'pydantic'))\n"
-        "print(heavy, file=sys.stderr)"
-    )
-    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert done.stderr.splitlines()[-1] == "[]", done.stderr
 
 
 def test_starter_example_is_clean() -> None:
