@@ -151,11 +151,10 @@ class Template(Str):
 
     def plain(self, value: Any) -> str:
         text = super().plain(value)
-        # string.Formatter().parse, whose module imports `re` (a tenth of a small `resolve`)
-        from _string import formatter_parser  # type: ignore[import-not-found]
+        from string import Formatter
 
         try:
-            parts = list(formatter_parser(text))
+            parts = list(Formatter().parse(text))
         except ValueError:
             raise self.wrong(value) from None
         for _, name, spec, conversion in parts:
