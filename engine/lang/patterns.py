@@ -8,8 +8,7 @@ saying so (``problem``), by ``rules check`` at the pattern's literal, and at run
 expression that built the pattern.
 
 RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
-per process (the last ``_KEPT`` of them are kept). A text without what every match of a
-pattern needs is answered without RE2 (``needed_texts``).
+per process (the last ``_KEPT`` of them are kept).
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
@@ -91,26 +90,17 @@ def compiled(pattern: str) -> Matcher:
 
 class Matcher:
     """A pattern compiled for a yes or no, and the answers RE2 gave for short texts: the rules
-    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept). A
-    text without what every match needs is answered without RE2, and the answer not kept: it
-    costs no more than looking it up."""
+    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept)."""
 
-    __slots__ = ("answers", "anywhere", "match", "needed", "others", "pattern")
+    __slots__ = ("answers", "anywhere", "match", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
-        texts = sorted(needed_texts(pattern), key=len, reverse=True)
-        #: the longest text every match holds (``needed_texts``): without it, a text is answered at once
-        self.needed = texts[0] if texts else ""
-        #: the other texts every match holds, asked before RE2 is
-        self.others = tuple(texts[1:])
         self.match: Any = None
         if pattern not in KNOWN:
             self._compile()  # RE2's verdict on a pattern not known to compile now, not at a first text
-        # (a known one is compiled when a text first needs RE2: a run whose texts all lack what
-        # its matches need imports no RE2)
 
     def _compile(self) -> None:
         compiled = _compile(self.pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
@@ -122,11 +112,6 @@ class Matcher:
 
     def answer(self, text: str) -> bool:
         """``matches`` for a text not in ``answers``."""
-        if self.needed not in text:
-            return False
-        for other in self.others:
-            if other not in text:
-                return False
         if self.match is None:
             self._compile()
         data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
@@ -145,83 +130,6 @@ MATCHERS: dict[str, Matcher] = {}
 _ANSWERS, _SHORT = 65_536, 256
 #: what RE2's ``Match`` gives for no match
 _NOWHERE = (-1, -1)
-
-
-def needed_texts(pattern: str) -> list[str]:
-    """Texts that every match of ``pattern`` holds as they are (none when none is known): the
-    runs of plain characters in the sequence the pattern is at its top level, outside any group,
-    class or repetition.
-
-    Read with RE2's syntax, and warily: a character counts only where it is not one RE2 gives a
-    meaning (``_SPECIAL``) and nothing that repeats it follows; a class, a group, a repetition
-    count ``{…}``, an escaped sign and an assertion that takes no character (``\\b``) are
-    skipped whole. A pattern with an alternative at its top (``a|b``), another escaped letter or
-    digit (``\\x41``, ``\\pL``, ``\\Q…\\E``), options (``(?i)`` makes a letter match its
-    other case) or a POSIX class (its ``]`` inside the class) is not looked at."""
-    if "[:" in pattern:
-        return []
-    runs: list[str] = []
-    run = ""
-    depth = 0  # in how many groups
-    i, end = 0, len(pattern)
-    while i < end:
-        char = pattern[i]
-        i += 1
-        if char == "\\":
-            escaped = pattern[i : i + 1]
-            if escaped.isalnum() and escaped not in _ASSERTIONS:
-                return []
-            i += 1
-        elif char == "[":
-            if pattern[i : i + 1] == "^":
-                i += 1
-            if pattern[i : i + 1] == "]":  # `[]a]`: a `]` first stands for itself
-                i += 1
-            while i < end and pattern[i] != "]":
-                i += 2 if pattern[i] == "\\" else 1
-            i += 1
-        elif char == "{":
-            i = _after_count(pattern, i)
-        elif char == "(":
-            if pattern[i : i + 1] == "?":
-                if pattern[i : i + 3] == "?P<" and ">" in pattern[i:]:
-                    i = pattern.index(">", i) + 1  # a named group
-                elif pattern[i : i + 2] == "?:":
-                    i += 2  # a group that captures nothing
-                else:
-                    return []  # options, or what RE2 does not have
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            return []
-        elif depth == 0 and char not in _SPECIAL and pattern[i : i + 1] not in _REPEATS:
-            run += char
-            continue
-        if run:
-            runs.append(run)
-        run = ""
-    if run:
-        runs.append(run)
-    return runs
-
-
-def _after_count(pattern: str, start: int) -> int:
-    """Where a repetition count ``{n}``, ``{n,}`` or ``{n,m}`` whose ``{`` stands before
-    ``start`` ends; ``start`` itself when there is none (RE2 then reads that ``{`` as itself)."""
-    close = pattern.find("}", start)
-    low, _, high = pattern[start:close].partition(",")
-    if close >= 0 and low.isascii() and low.isdigit() and (high == "" or (high.isascii() and high.isdigit())):
-        return close + 1
-    return start
-
-
-#: what RE2 reads as other than the character itself, outside a class (``needed_texts``)
-_SPECIAL = frozenset("\\.+*?()|[]{}^$")
-#: what, after a character, repeats it
-_REPEATS = frozenset(("+", "*", "?", "{"))
-#: the escaped letters that stand for an assertion, taking no character (``needed_texts``)
-_ASSERTIONS = frozenset("bBAz")
 
 
 def groups(pattern: str) -> tuple[int, dict[str, int]]:
