@@ -265,26 +265,6 @@ def test_a_first_run_imports_no_editing_of_manifests(tmp_path: Path, command: st
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
 
 
-def test_a_run_knows_the_rules_suppression_pattern_from_the_compiled_rules(tmp_path: Path) -> None:
-    """The rules' SUPPRESSION pattern was checked when the rules were compiled: the compiled
-    rules hand its groups to every run."""
-    probe = (
-        "from beeuni.engine.lang import patterns\n"
-        "from beeuni.engine.project import rules_only\n"
-        "run = rules_only()\n"
-        "pattern = run.output('SUPPRESSION')['pattern']\n"
-        "assert pattern in run.program['patterns'] and patterns.groups(pattern)[1].keys() >= {'ids', 'reason'}\n"
-        "matcher = patterns.compiled(pattern)\n"
-        "print(matcher.matches('tools: {}  # beeuni: a comment that silences nothing'))\n"
-        "print(matcher.matches('tools: {}  # beeuni: ignore[tools/x] why'))\n"
-    )
-    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
-    command = [sys.executable, "-c", probe]
-    subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
-    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert warm.stdout.splitlines() == ["False", "True"], warm.stderr
-
-
 def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
     """`beeuni resolve` builds its document from the rules' checked values: no model, no Typer,
     no `typing`."""

@@ -98,12 +98,7 @@ class Matcher:
         self.pattern = pattern
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
-        self.match: Any = None
-        if pattern not in KNOWN:
-            self._compile()  # RE2's verdict on a pattern not known to compile now, not at a first text
-
-    def _compile(self) -> None:
-        compiled = _compile(self.pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
+        compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
         self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
 
     def matches(self, text: str) -> bool:
@@ -112,8 +107,6 @@ class Matcher:
 
     def answer(self, text: str) -> bool:
         """``matches`` for a text not in ``answers``."""
-        if self.match is None:
-            self._compile()
         data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
         found: bool = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
         if len(text) <= _SHORT:
@@ -145,17 +138,7 @@ def groups(pattern: str) -> tuple[int, dict[str, int]]:
     return found
 
 
-def remember(known: Mapping[str, tuple[int, dict[str, int]]]) -> None:
-    """Take ``groups``' answers found before (in the compiled rules: the patterns they read back,
-    checked when they were compiled), so that neither ``groups`` nor a ``Matcher`` of one of
-    them needs RE2 before a text does."""
-    for pattern, (count, named) in known.items():
-        if len(KNOWN) >= _KEPT:
-            KNOWN.clear()
-        KNOWN[pattern] = (count, dict(named))
-
-
-#: the patterns known to compile, with their groups (``groups``, ``remember``)
+#: the patterns known to compile, with their groups (``groups``)
 KNOWN: dict[str, tuple[int, dict[str, int]]] = {}
 
 
