@@ -71,16 +71,6 @@ _BOOL_TAG, _NULL_TAG = _CORE_TAG + "bool", _CORE_TAG + "null"
 _NUMBER_TAGS = frozenset({_CORE_TAG + "int", _CORE_TAG + "float"})
 #: tags whose values are a few words, which plain text of the same value resolves to
 _WHOLE_WORD_TAGS = frozenset({_BOOL_TAG, _NULL_TAG})
-#: those words (YAML 1.1's, as pyyaml's resolver and constructor read them) → tag and value
-_WORDS: dict[str, tuple[str, bool | None]] = {
-    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), (_BOOL_TAG, True)),
-    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), (_BOOL_TAG, False)),
-    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL_TAG, None)),
-}
-#: the first characters of plain text YAML 1.1 may read as a number, a date, the merge key ``<<``,
-#: the value key ``=`` (or pyyaml's ``!``, ``&``, ``*``, which plain text cannot be): only such
-#: text, and text tagged explicitly, is left to pyyaml
-_NUMBER_LIKE = frozenset("-+.0123456789<=!&*")
 #: characters YAML 1.1 (libyaml) reads as line breaks, where editors and YAML 1.2 see none
 _INVISIBLE_BREAKS = {
     "\x85": "U+0085 NEL (next line)",
@@ -90,21 +80,15 @@ _INVISIBLE_BREAKS = {
 _INVISIBLE_BREAK_BYTES = tuple(character.encode() for character in _INVISIBLE_BREAKS)
 
 
-#: pyyaml's resolver and safe constructor, for the scalars the loader does not read itself: text
-#: that may be a number or a date, and explicit tags
+#: pyyaml's resolver and safe constructor: the tag and the value of a scalar
 _CONSTRUCTOR = SafeConstructor()
 _RESOLVE: Callable[..., str] = Resolver().resolve
 
 
 def plain_tag(text: str) -> str:
     """The tag YAML 1.1 gives a plain (unquoted, untagged) scalar of this text: pyyaml's
-    resolver's answer, which only text that may be a number or a date needs to ask it."""
-    word = _WORDS.get(text)
-    if word is not None:
-        return word[0]
-    if text[:1] in _NUMBER_LIKE or text.endswith("\n"):  # (the resolver's `$` matches before a final break)
-        return _RESOLVE(ScalarNode, text, (True, False))
-    return _STR_TAG
+    resolver's answer."""
+    return _RESOLVE(ScalarNode, text, (True, False))
 
 
 class LoadProblem:
@@ -337,9 +321,6 @@ class _Builder:
             tag = plain if plain is not None else plain_tag(text)
         if tag == _STR_TAG:
             return LocatedStr(text, loc)
-        word = _WORDS.get(text)
-        if word is not None and word[0] == tag:  # a boolean or null, plain or tagged as what it is
-            return LocatedConst(word[1], loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
         if tag not in _CONSTRUCTOR.yaml_constructors:  # a tag of its own (`!local`): the text
@@ -347,7 +328,7 @@ class _Builder:
         try:
             if explicit and tag in _WHOLE_WORD_TAGS and plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
-            value = _CONSTRUCTOR.construct_object(ScalarNode(tag, text), deep=True)
+            value = _CONSTRUCTOR.construct_document(ScalarNode(tag, text))  # (which keeps no node)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
             if explicit:  # (plain text that only looks like a date, `2001-13-45`, is a string)
                 self.problems.append(LoadProblem("bad-tag", loc, tag="!!" + tag.removeprefix(_CORE_TAG), value=text))
