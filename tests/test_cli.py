@@ -245,9 +245,8 @@ NOT_ON_THE_FIRST_RUN = (
     *("beeuni.engine.edit.entries", "beeuni.engine.edit.text_edit", "beeuni.engine.yaml.spans"),
     # an editor's evaluations only are carried; the folder checks run when rules are compiled
     *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.contract.optional_readback"),
-    # the record of the rule cache is named without a shared library's checksum (engine/cache/folder.py),
-    # and the shipped rules are found beside the engine, their package not imported
-    *("zlib", "beeuni.rules"),
+    # the shipped rules are found beside the engine, their package not imported
+    "beeuni.rules",
 )
 
 

@@ -112,9 +112,9 @@ class Release:
         trailer = self.data[-self.hash_size :]
         if len(self.data) > 32 and trailer.strip(b"\0"):
             return trailer.hex()
-        from ..cache.folder import blake2b
+        from hashlib import blake2b
 
-        return str(blake2b(self.data).hexdigest())
+        return blake2b(self.data, digest_size=20).hexdigest()
 
 
 def _hash_size(git_dir: str) -> int:
