@@ -8,11 +8,10 @@ the medians and beeuni's peak memory (the largest resident set of its runs, from
 large projects grow in steps, to show how time grows with the manifest. The two tools are run in
 turns, so that load from other processes on the machine falls on both alike.
 
-``validate`` and ``resolve`` get four rows per project: a fresh CI runner's run (every cache
-folder empty: the shipped rules loaded as installed, nothing cached), the first run on a project
-(``--no-cache``: the YAML read, the rules evaluated; the rule cache warm), a run after an edit
-(the result cache misses, the record is written) and an unchanged re-run (answered from the
-result cache, ``engine/cache/results.py``). The load average is printed before and after.
+``validate`` and ``resolve`` get two rows per project: a fresh CI runner's run (every cache
+folder empty: the shipped rules loaded as installed) and the first run on a project (the YAML
+read, the rules evaluated; the cache folder as the run before left it). The load average is
+printed before and after.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ def timed(
     ours: list[str], theirs: list[str], runs: int, env: dict[str, str], before: Callable[[], None]
 ) -> tuple[list[float], list[float], int]:
     """Both commands, alternately ``runs`` times (after one warm-up each: the disk cache and the
-    rule cache), ``before`` called before each of beeuni's runs; beeuni's times, yamllint's
+    cache folder), ``before`` called before each of beeuni's runs; beeuni's times, yamllint's
     times and beeuni's peak memory."""
     before()
     run_once(ours, env)
@@ -68,32 +67,14 @@ class EmptyCache:
         os.makedirs(self.folder)
 
 
-class Edit:
-    """Before each run, a different last comment line in the root manifest: the result cache
-    misses, the project is checked and its record written, as after a user's edit."""
-
-    def __init__(self, manifest: Path) -> None:
-        self.manifest = manifest
-        self.text = manifest.read_text()
-        self.count = 0
-
-    def __call__(self) -> None:
-        self.count += 1
-        self.manifest.write_text(f"{self.text}# edit {self.count}\n")
-
-
 def rows(label: str, beeuni: list[str], files: list[Path], runs: int, env: dict[str, str], only: str) -> str:
-    """Four rows for ``validate`` and ``resolve``: a fresh runner's run (empty cache folders),
-    the first run of a project (``--no-cache``: the rule cache warm), a run after an edit (a
-    miss, the record written) and an unchanged re-run (answered from the result cache); one for
-    any other command."""
+    """Two rows for ``validate`` and ``resolve``: a fresh runner's run (empty cache folders) and
+    the first run of a project (the cache folder kept); one for any other command."""
     if beeuni[1] not in ("validate", "resolve"):
         return row(label, beeuni, files, runs, env, _unchanged)
     variants = [
         ("fresh", "fresh runner (empty cache folders)", [], EmptyCache(env["BEEUNI_CACHE_DIR"])),
-        ("first", "first run (--no-cache)", ["--no-cache"], _unchanged),
-        ("edit", "after an edit (miss, record written)", [], Edit(files[0])),
-        ("unchanged", "unchanged (result cache)", [], _unchanged),
+        ("first", "first run", [], _unchanged),
     ]
     return "\n".join(
         row(f"{label}, {variant}", [*beeuni, *extra], files, runs, env, before)
@@ -122,9 +103,7 @@ def main() -> None:
     parser.add_argument(
         "--sizes", default="starter,500,1000,2000", help="projects to time: starter and/or tool counts (500,1000,2000)"
     )
-    parser.add_argument(
-        "--variants", default="fresh,first,edit,unchanged", help="rows of validate and resolve to time (default: all)"
-    )
+    parser.add_argument("--variants", default="fresh,first", help="rows of validate and resolve to time (default: all)")
     parser.add_argument("--format", help="validate's output format (sarif, github, gitlab, json); default text")
     options = parser.parse_args()
     sizes = options.sizes.split(",")
@@ -140,7 +119,7 @@ def main() -> None:
         f"{'ratio':>7} {'(mins)':>7}   {'peak':>5}"
     )
     if "starter" in sizes:
-        starter = Path(tempfile.mkdtemp(prefix="beeuni-bench-")) / "starter"  # a copy: one row edits it
+        starter = Path(tempfile.mkdtemp(prefix="beeuni-bench-")) / "starter"  # a copy, outside git
         shutil.copytree(ROOT / "examples" / "starter", starter)
         files = [starter / "beeuni.yaml", *sorted((starter / "config").glob("*.yaml"))]
         command = [beeuni, options.command, *shown, str(starter)]

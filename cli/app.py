@@ -117,13 +117,6 @@ def validate(
     module_timeout: Annotated[
         float, typer.Option("--module-timeout", metavar="S", help="Seconds one module may take to load.")
     ] = DEFAULT_MODULE_LIMIT,
-    no_cache: Annotated[
-        bool,
-        typer.Option(
-            "--no-cache",
-            help="Check even when nothing changed since the last check (also BEEUNI_NO_CACHE=1).",
-        ),
-    ] = False,
 ) -> None:
     """Check manifests: one line per diagnostic (a code frame on a terminal), grouped per manifest
     when there are several. Exit 1 on an error, 2 on a failure (the worst of all manifests)."""
@@ -132,7 +125,7 @@ def validate(
         from .fix import validate_fix
 
         _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, not diff, **options)))
-    options.update(modules=modules, module_timeout=module_timeout, no_cache=no_cache)
+    options.update(modules=modules, module_timeout=module_timeout)
     _exit(commands.guarded(lambda: commands.validate(paths or ["."], output_format.value, rules, **options)))
 
 
@@ -432,17 +425,11 @@ def resolve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the resolved tool set as JSON.")] = False,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of the resolved tool set.")] = False,
     rules: RulesOption = None,
-    no_cache: Annotated[
-        bool,
-        typer.Option(
-            "--no-cache", help="Resolve even when nothing changed since the last resolve (also BEEUNI_NO_CACHE=1)."
-        ),
-    ] = False,
 ) -> None:
     """Resolve the tool set the daemon loads: per harness, what each agent and subagent sees."""
     if schema:
         _exit(commands.guarded(commands.resolve_schema))
-    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json, no_cache=no_cache)))
+    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json)))
 
 
 @app.command()

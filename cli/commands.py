@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from ..engine.lang.evaluator import Diagnostic
     from ..engine.lang.patterns import Regex
-    from .cached_results import Probe
     from .formats import Findings
 
 #: the rules' regular expression for the help part of a message, shown apart in a code frame
@@ -82,23 +81,13 @@ def validate(
     max_warnings: int | None = None,
     modules: bool = False,
     module_timeout: float = DEFAULT_MODULE_LIMIT,
-    no_cache: bool = False,
-    probe: Probe | None = None,
 ) -> int:
     """Check each manifest; several are reported one after the other, each under its path, and
     the exit status is the worst of them. The format goes to standard output, or with ``output``
     to that file while standard output gets text. ``quiet`` shows errors only; ``max_warnings``
     turns more warnings than that (all manifests together) into a failure, exit 1. With
     ``modules``, every declared module is also loaded in Bun, each within ``module_timeout``
-    seconds, and the rules check what that showed. Unless ``no_cache``, one manifest unchanged
-    since its last check is answered from the result cache (``cached_results.py``; ``probe``:
-    the caller looked there already, and missed)."""
-    if probe is None and not no_cache:
-        from . import cached_results  # (not imported by a run that cannot use it: `--no-cache`)
-
-        probe, hit = cached_results.look_up(paths, rules, modules, output_format, output, quiet, max_warnings)
-        if hit is not None:
-            return hit
+    seconds, and the rules check what that showed."""
     checked = _check(paths, rules, module_timeout if modules else None)
     if output is not None:
         import io
@@ -111,8 +100,6 @@ def validate(
         output_format = "text"
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
     runs = [c.run for c in checked if c.run is not None]
-    if probe is not None and runs:
-        probe.keep(runs[0], fix_hint(runs[0]))
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
     return exit_status(worst, sum(run.count("warning") for run in runs), max_warnings)
 
@@ -336,24 +323,13 @@ def _agent(run: ProjectRun, name: str) -> None:
         raise UsageError(f"no agent named `{name}` in {run.manifest}; agents: {listed}")
 
 
-def resolve(path: str, rules: str | None, as_json: bool, no_cache: bool = False, probe: Probe | None = None) -> int:
-    """Print the resolved tool set. Unless ``no_cache``, a project unchanged since its last
-    resolve is answered from the result cache (``probe``: the caller looked there already)."""
+def resolve(path: str, rules: str | None, as_json: bool) -> int:
+    """Print the resolved tool set."""
     from ..engine.resolve import resolve as resolve_tool_set
 
-    if probe is None and not no_cache:
-        from . import cached_results
-
-        probe, hit = cached_results.look_up_resolve(path, rules, as_json)
-        if hit is not None:
-            return hit
     run = open_project(path, rules)
-    resolved = resolve_tool_set(run)
-    report.write_resolved(resolved, as_json)
-    errors = run.count("error")
-    if probe is not None:
-        probe.keep_result(run, (run.manifest, errors, resolved))
-    return note_errors(run.manifest, errors)
+    report.write_resolved(resolve_tool_set(run), as_json)
+    return note_errors(run.manifest, run.count("error"))
 
 
 def resolve_schema() -> int:

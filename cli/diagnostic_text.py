@@ -1,5 +1,5 @@
-"""The plain text of diagnostics, from their fields: shared by a checked run (``report.py``) and
-a run answered from the result cache (``cached_results.py``), which imports nothing else."""
+"""The plain text of diagnostics from their fields (``report.py`` writes them), the summary line,
+and the commands' exit statuses."""
 
 from __future__ import annotations
 

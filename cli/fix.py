@@ -40,7 +40,7 @@ def validate_fix(paths: list[str], output_format: str, rules: str | None, write:
         changed = _fix(open_project(path, rules), write) or changed
     if not write:
         return EXIT_ERRORS if changed else EXIT_OK
-    return commands.validate(paths, output_format, rules, no_cache=True, **options)
+    return commands.validate(paths, output_format, rules, **options)
 
 
 def _fix(run: ProjectRun, write: bool) -> bool:

@@ -1,12 +1,9 @@
 """The ``beeuni`` command's entry point (``main``, called by the script bin/beeuni).
 
-``beeuni validate`` runs in every CI job, and Typer alone takes longer to import than the whole
-check of a small manifest. So the common forms of ``validate``, ``resolve`` and ``rules check``
-(a maintainer's loop, and a CI step of a rules repository) are parsed here by hand and go
-straight to ``commands``; anything else — ``--help``, a mistake, every other
-command — goes to the Typer application, which owns the documented interface. A test runs both
-paths on the same arguments and requires the same output. Measured through Typer instead, the
-first run (``--no-cache``) of the starter takes 237 ms instead of 31.
+The common forms of ``validate`` and ``resolve`` are parsed here by hand and go straight to
+``commands``, without importing Typer (``fast_command``); anything else — ``--help``, a
+mistake, every other command — goes to the Typer application, which owns the documented
+interface. A test runs both paths on the same arguments and requires the same output.
 
 For the same reason the modules of these commands do not import ``typing`` at run time (a tenth
 of a small run): each says ``TYPE_CHECKING = False`` where ``from typing import TYPE_CHECKING``
@@ -18,7 +15,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from .shared import FORMATS, RULES_CHECK_FORMATS
+from .shared import FORMATS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -54,10 +51,9 @@ VALIDATE: Takes = (
         "--max-warnings": ("max_warnings", _count),
         "--module-timeout": ("module_timeout", float),
     },
-    {"--quiet": "quiet", "-q": "quiet", "--modules": "modules", "--no-cache": "no_cache"},
+    {"--quiet": "quiet", "-q": "quiet", "--modules": "modules"},
 )
-RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json", "--no-cache": "no_cache"})
-RULES_CHECK: Takes = ({"--rules": ("rules", str), "--format": ("output_format", _choice(*RULES_CHECK_FORMATS))}, {})
+RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json"})
 
 
 def parse(args: list[str], takes: Takes) -> tuple[list[str], dict[str, Any]] | None:
@@ -90,31 +86,19 @@ def parse(args: list[str], takes: Takes) -> tuple[list[str], dict[str, Any]] | N
 
 def parse_validate(argv: list[str]) -> tuple[list[str], dict[str, Any]] | None:
     """``validate [PATH...] [--format F] [--rules DIR] [--output FILE] [--quiet] [--max-warnings N]
-    [--modules] [--module-timeout S] [--no-cache]`` → (paths, keyword arguments of
+    [--modules] [--module-timeout S]`` → (paths, keyword arguments of
     ``commands.validate``)."""
     parsed = parse(argv[1:], VALIDATE) if argv[:1] == ["validate"] else None
     return None if parsed is None else (parsed[0] or ["."], parsed[1])
 
 
 def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
-    """``resolve [PATH] [--json] [--rules DIR] [--no-cache]`` → (path, keyword arguments of
+    """``resolve [PATH] [--json] [--rules DIR]`` → (path, keyword arguments of
     ``commands.resolve``); ``--schema`` is Typer's."""
     parsed = parse(argv[1:], RESOLVE) if argv[:1] == ["resolve"] else None
     if parsed is None or len(parsed[0]) > 1:
         return None
     return (parsed[0] or ["."])[0], {"rules": None, "as_json": False, **parsed[1]}
-
-
-def parse_rules_check(argv: list[str]) -> tuple[str | None, str] | None:
-    """``rules check [DIR] [--rules DIR] [--format F]`` → (the rules folder or None for the
-    shipped rules, the format); two different folders are Typer's to report."""
-    parsed = parse(argv[2:], RULES_CHECK) if argv[:2] == ["rules", "check"] else None
-    if parsed is None or len(parsed[0]) > 1:
-        return None
-    folder, option = parsed[0][0] if parsed[0] else None, parsed[1].get("rules")
-    if folder is not None and option is not None and folder != option:
-        return None
-    return (folder if folder is not None else option, parsed[1].get("output_format", "text"))
 
 
 def main() -> None:
@@ -139,50 +123,23 @@ def main() -> None:
 
 
 def fast_command(argv: list[str]) -> int | None:
-    """The exit status of ``validate``, ``resolve`` or ``rules check`` in a form parsed here, run;
-    None for anything else (the Typer application's)."""
+    """Saves 77 % of ``validate`` of the starter, 54 % of 2,000 tools, 34 % of ``resolve`` of 2,000.
+
+    The exit status of ``validate`` or ``resolve`` in a form parsed here, run; None for anything
+    else (the Typer application's). Through Typer, the starter's first run takes 866 M
+    instructions instead of 202."""
     fast = parse_validate(argv)
     if fast is not None:
         paths, options = fast
-        # a project unchanged since its last check is answered before the check is even imported;
-        # `--no-cache` imports nothing of the result cache
-        probe = None
-        if not options.get("no_cache", False):
-            from . import cached_results
-
-            probe, hit = cached_results.look_up(
-                paths,
-                options.get("rules"),
-                options.get("modules", False),
-                options.get("output_format", "text"),
-                options.get("output"),
-                options.get("quiet", False),
-                options.get("max_warnings"),
-            )
-            if hit is not None:
-                return hit
         from . import commands
 
-        return commands.guarded(lambda: commands.validate(paths, probe=probe, **options))
+        return commands.guarded(lambda: commands.validate(paths, **options))
     resolving = parse_resolve(argv)
     if resolving is not None:
         path, keywords = resolving
-        resolve_probe = None
-        if not keywords.get("no_cache", False):
-            from . import cached_results
-
-            resolve_probe, hit = cached_results.look_up_resolve(path, keywords["rules"], keywords["as_json"])
-            if hit is not None:
-                return hit
         from . import commands
 
-        return commands.guarded(lambda: commands.resolve(path, probe=resolve_probe, **keywords))
-    checking = parse_rules_check(argv)
-    if checking is not None:
-        from . import commands
-
-        rules, output_format = checking
-        return commands.guarded(lambda: commands.rules_check(rules, output_format))
+        return commands.guarded(lambda: commands.resolve(path, **keywords))
     return None
 
 

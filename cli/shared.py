@@ -20,8 +20,6 @@ DEFAULT_MODULE_LIMIT = 10.0  # seconds one module may take to load (`validate --
 TEXT_FORMATS = ("text", "concise", "full")
 MACHINE_FORMATS = ("github", "sarif", "gitlab")
 FORMATS = (*TEXT_FORMATS, "json", *MACHINE_FORMATS)
-#: the formats of ``rules check``
-RULES_CHECK_FORMATS = ("text", *MACHINE_FORMATS)
 
 
 def beeuni_version() -> str:

@@ -12,9 +12,9 @@ The pipeline, one stage a folder or module, in the order a run takes them:
                   diagnostics that inline comments silence are dropped (``suppress.py``)
 ``resolve.py``    the resolved tool set as a document; ``resolved.py``, its pydantic model
 ``edit/``         changing files byte-exactly: fixes, eject and new tools, migrate
-``cache/``        what is kept between runs: the cache folder, the result cache
+``cache/``        what is kept between runs: the cache folder
 ``corpus/``       many projects under two rule sets (``beeuni rules diff``)
 
-Beside them: ``shipped.py`` (the Beeuni tools' modules in the rules folder), ``visible.py`` (text
-from a manifest made safe to print), ``once.py`` (a value made on first use).
+Beside them: ``shipped.py`` (the Beeuni tools' modules in the rules folder) and ``visible.py``
+(text from a manifest made safe to print).
 """

@@ -41,8 +41,7 @@ def write_file_atomically(target: str, data: bytes, mode: int | None = None) -> 
 
 
 MANIFEST_NAME = "beeuni.yaml"
-#: what the rules ask a repository of one path: its methods of these names (``lang/builtins.py``);
-#: the result cache asks them again of the repository as it is now (``cache/results.py``)
+#: what the rules ask a repository of one path: its methods of these names (``lang/builtins.py``)
 QUESTIONS = ("inside", "exists", "is_file", "list_dir")
 
 
@@ -96,13 +95,6 @@ class Repository:
         self._entries: dict[str, os.DirEntry[str] | None] = {}
         #: a repo-relative folder → ``_folder``'s answer
         self._folders: dict[str, tuple[dict[str, os.DirEntry[str]], str, bool]] = {}
-        #: repo-relative path → what ``read`` found there (the result cache re-reads them)
-        self.reads: dict[str, bytes | str] = {}
-        self.read_limit = 0
-        #: what the release view's answers were made of (``release.Release.signature``; None
-        #: outside git), once a run asked; the result cache asks again
-        self.release_asked = False
-        self.release_signature: object = None
 
     def absolute(self, relative: str) -> str:
         return os.path.join(self.root, relative)
@@ -158,15 +150,8 @@ class Repository:
         return entries, real, real == self.root or real.startswith(self._inside_prefix)
 
     def read(self, relative: str, limit: int) -> bytes | str:
-        """``read_file`` of a repository file, remembered in ``reads``."""
-        found = self.reads[relative] = read_file(self.absolute(relative), limit)
-        self.read_limit = limit
-        return found
-
-    def relative_answers(self) -> dict[str, str | None]:
-        """Every path ``relative`` was asked about (as it was asked: a located string is one),
-        with its answer."""
-        return dict(self._relative)
+        """``read_file`` of a repository file."""
+        return read_file(self.absolute(relative), limit)
 
     def inside(self, path: str) -> bool:
         return self.relative(path) is not None

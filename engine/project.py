@@ -113,8 +113,6 @@ class ProjectRun:
             return no_release()  # (rules that do not say how imports resolve: no release view)
         found = git_top(self.repo.root) if given is None else None
         if given is None and found is None:
-            self.repo.release_asked = True  # (the result cache asks again: a `git init` since changes this)
-            self.repo.release_signature = None
             return no_release()
         modules = self.output("modules_to_load")
         resolution = self.output("IMPORT_RESOLUTION")
@@ -128,10 +126,7 @@ class ProjectRun:
             return release_fact(given[0], self.observer, modules, resolution)
         assert found is not None  # (outside git returned above)
         release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
-        fact = release_fact(release, self.observer, modules, resolution)
-        self.repo.release_asked = True
-        self.repo.release_signature = release.signature()
-        return fact
+        return release_fact(release, self.observer, modules, resolution)
 
     def set_release(self, release: Release | None) -> None:
         """The release to check against instead of git's (None: no git repository), before

@@ -50,10 +50,9 @@ def failing_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(
     "args",
     [
-        ["validate", "--no-cache", "--format", "github"],
-        ["validate", "--format", "text"],  # answered from the result cache the second time
+        ["validate", "--format", "github"],
         ["validate", "--format", "text"],
-        ["validate", "--no-cache", "--format", "sarif"],
+        ["validate", "--format", "sarif"],
         ["resolve", "--json"],
         ["tools", "ls"],
     ],
@@ -75,7 +74,7 @@ def test_a_closed_pipe_ends_with_the_status_of_the_check(failing_project: Path, 
 def test_head_reads_one_line(failing_project: Path) -> None:
     """``beeuni validate --format github | head -1``, in bash with pipefail: the first annotation,
     and the exit status of the check."""
-    command = f"'{BEEUNI}' validate --no-cache --format github | head -1"
+    command = f"'{BEEUNI}' validate --format github | head -1"
     done = subprocess.run(
         ["bash", "-o", "pipefail", "-c", command], cwd=failing_project, capture_output=True, text=True, timeout=120
     )
@@ -126,14 +125,12 @@ def test_the_projects_own_bun_runs_its_modules(tmp_path: Path) -> None:
     # The stand-in Bun writes outside the repository and runs another Bun: what confinement forbids
     # a tool module's process. This test is about which Bun is found, so it runs unconfined.
     environment = {"BEEUNI_BUN": "", "PATH": "", "BEEUNI_LANDLOCK": "off"}
-    result = run_beeuni(["validate", "--modules", "--no-cache"], cwd=project, env=environment)
+    result = run_beeuni(["validate", "--modules"], cwd=project, env=environment)
     assert result.code == 0, result.stdout + result.stderr
     assert used.exists()
 
 
 def test_the_bun_of_the_set_up_is_found_without_path(tmp_path: Path) -> None:
     """`make setup` links the Bun it installed beside the virtualenv's scripts."""
-    result = run_beeuni(
-        ["validate", "--modules", "--no-cache", str(STARTER)], cwd=tmp_path, env={"BEEUNI_BUN": "", "PATH": ""}
-    )
+    result = run_beeuni(["validate", "--modules", str(STARTER)], cwd=tmp_path, env={"BEEUNI_BUN": "", "PATH": ""})
     assert result.code == 0, result.stdout + result.stderr

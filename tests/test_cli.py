@@ -61,47 +61,13 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
 
 
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
-    """bin/beeuni ends `validate`, `resolve` and `rules check` with what is still buffered
-    written — here a document larger than the output buffer — and the command's exit status."""
-    args = ["resolve", "--json", "--no-cache", "project"]
+    """bin/beeuni ends `validate` and `resolve` with what is still buffered written — here a
+    document larger than the output buffer — and the command's exit status."""
+    args = ["resolve", "--json", "project"]
     fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
     typer = run_typer(args, cwd=GOLDEN / "agents-subagents")
     assert len(fast.stdout) > io.DEFAULT_BUFFER_SIZE
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
-
-
-RULES_CHECK_FORMS = [
-    ["rules", "check"],
-    ["rules", "check", "rules"],
-    ["rules", "check", "--rules", "rules"],
-    ["rules", "check", "--rules=rules", "rules"],
-    ["rules", "check", "rules", "--format", "github"],
-    ["rules", "check", "--format=sarif", "rules"],
-    ["rules", "check", "rules", "--format", "gitlab"],
-    ["rules", "check", "rules", "--format", "text"],
-]
-
-
-@pytest.mark.parametrize("case", ["rules-many-mistakes", "rules-unused"])
-@pytest.mark.parametrize("args", RULES_CHECK_FORMS, ids=" ".join)
-def test_rules_check_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
-    """`beeuni rules check` is parsed by hand too; Typer must give the very same result."""
-    fast = run_beeuni(args, cwd=GOLDEN / case)
-    typer = run_typer(args, cwd=GOLDEN / case)
-    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
-
-
-def test_rules_check_imports_no_typer(tmp_path: Path) -> None:
-    """A maintainer runs `rules check` after every edit: no Typer (nor what it brings)."""
-    probe = (
-        "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'rules', 'check']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'click', 'rich', 'pydantic'))\n"
-        "print(heavy, file=sys.stderr)"
-    )
-    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert done.stderr.splitlines()[-1] == "[]", done.stderr
 
 
 def test_starter_example_is_clean() -> None:
@@ -273,33 +239,22 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     assert warm.stderr.strip().endswith("[]"), warm.stderr
 
 
-#: what a first run of `validate` or `resolve` on a clean project needs none of: regular expressions (the
-#: starter's names and paths are matched by simple patterns, engine/lang/simple_patterns.py, and a file
-#: without a suppression comment is told by the texts every comment holds: RE2 is not even imported),
-#: pyyaml's pure-Python loader and dumper (libyaml reads the YAML: engine/yaml/libyaml.py), what pyyaml's
-#: constructor imports, `functools` and what it imports, and the editing of manifests
+#: what a first run of `validate` or `resolve` on a clean project needs none of: the editing of manifests
 NOT_ON_THE_FIRST_RUN = (
-    *("re", "enum", "datetime", "base64", "struct", "typing", "json", "importlib.util", "importlib.machinery"),
-    *("re2", "re2._re2", "functools", "collections", "bisect"),
-    *("yaml.reader", "yaml.scanner", "yaml.parser", "yaml.composer", "yaml.constructor", "yaml.resolver"),
-    *("yaml.emitter", "yaml.serializer", "yaml.representer", "yaml.loader", "yaml.dumper", "yaml.cyaml"),
+    *("typing", "json", "importlib.util", "importlib.machinery", "bisect"),
     *("beeuni.engine.edit.entries", "beeuni.engine.edit.text_edit", "beeuni.engine.yaml.spans"),
     # an editor's evaluations only are carried; the folder checks run when rules are compiled
     *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.contract.optional_readback"),
-    # the record of the rule cache is named without a shared library's checksum (engine/cache/folder.py),
-    # and the shipped rules are found beside the engine, their package not imported
-    *("binascii", "zlib", "beeuni.rules"),
+    # the shipped rules are found beside the engine, their package not imported
+    "beeuni.rules",
 )
-#: what `--no-cache` needs none of besides: the result cache
-NOT_WITHOUT_THE_RESULT_CACHE = ("beeuni.cli.cached_results", "beeuni.engine.cache.results")
 
 
 @pytest.mark.parametrize("command", ["validate", "resolve"])
-def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path, command: str) -> None:
-    """The installed command, `validate --no-cache` and `resolve --no-cache` on the starter (the
-    rule cache warm): its script included (pip's wrapper for an entry point imports `re` first:
-    bin/beeuni)."""
-    command_line = [sys.executable, "-X", "importtime", BEEUNI, command, "--no-cache", str(STARTER)]
+def test_a_first_run_imports_no_editing_of_manifests(tmp_path: Path, command: str) -> None:
+    """The installed command, `validate` and `resolve` on the starter (the rule cache warm), its
+    script included."""
+    command_line = [sys.executable, "-X", "importtime", BEEUNI, command, str(STARTER)]
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
     subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
     warm = subprocess.run(command_line, capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -307,29 +262,6 @@ def test_a_first_run_imports_neither_re_nor_pyyamls_python_loader(tmp_path: Path
     imported = {line.rpartition("|")[2].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
     assert {"yaml._yaml", "beeuni.engine.yaml.loader", "beeuni.engine.suppress"} <= imported
     assert sorted(imported.intersection(NOT_ON_THE_FIRST_RUN)) == []
-    assert sorted(imported.intersection(NOT_WITHOUT_THE_RESULT_CACHE)) == []
-
-
-def test_a_run_knows_the_rules_suppression_pattern_from_the_compiled_rules(tmp_path: Path) -> None:
-    """The rules' SUPPRESSION pattern was checked when the rules were compiled: the compiled
-    rules hand its groups to every run, which imports RE2 only for a text holding what every
-    suppression comment holds."""
-    probe = (
-        "import sys\n"
-        "from beeuni.engine.lang import patterns\n"
-        "from beeuni.engine.project import rules_only\n"
-        "run = rules_only()\n"
-        "pattern = run.output('SUPPRESSION')['pattern']\n"
-        "assert pattern in run.program['patterns'] and patterns.groups(pattern)[1].keys() >= {'ids', 'reason'}\n"
-        "matcher = patterns.compiled(pattern)\n"
-        "print(matcher.matches('tools: {}  # beeuni: a comment that silences nothing'), 're2._re2' in sys.modules)\n"
-        "print(matcher.matches('tools: {}  # beeuni: ignore[tools/x] why'), 're2._re2' in sys.modules)\n"
-    )
-    env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}
-    command = [sys.executable, "-c", probe]
-    subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)  # compiles the rules
-    warm = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert warm.stdout.splitlines() == ["False False", "True True"], warm.stderr
 
 
 def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:

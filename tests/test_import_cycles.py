@@ -77,7 +77,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 def test_the_typer_choices_are_the_shared_formats() -> None:
     from beeuni.cli.app import OutputFormat, RulesCheckFormat
-    from beeuni.cli.shared import FORMATS, RULES_CHECK_FORMATS
+    from beeuni.cli.shared import FORMATS, MACHINE_FORMATS
 
     assert tuple(OutputFormat) == FORMATS
-    assert tuple(RulesCheckFormat) == RULES_CHECK_FORMATS
+    assert tuple(RulesCheckFormat) == ("text", *MACHINE_FORMATS)

@@ -109,7 +109,7 @@ def test_the_rule_cache_keys_on_content_not_modification_times(tmp_path: Path) -
     uses Lark's grammar cache in the cache folder."""
     copy = _copy_of_shipped_rules(tmp_path)
     cache = tmp_path / "cache"
-    args = ["validate", str(STARTER), "--no-cache", "--rules", str(copy)]
+    args = ["validate", str(STARTER), "--rules", str(copy)]
     assert imports_lark(args, cache, tmp_path)  # compiled
     assert (cache / "lark-grammar.pickle").is_file()
     assert not imports_lark(args, cache, tmp_path)  # from the rule cache

@@ -61,5 +61,5 @@ def test_tools_eject(layout: Path, tmp_path: Path) -> None:
 
 
 def test_validate_modules(layout: Path) -> None:
-    result = run_beeuni(["validate", "--modules", "--no-cache", "--rules", "../copy"], cwd=layout / "project")
+    result = run_beeuni(["validate", "--modules", "--rules", "../copy"], cwd=layout / "project")
     assert (result.code, result.stdout) == (0, ""), result.stdout + result.stderr

@@ -1,8 +1,7 @@
 """``beeuni rules check`` of the names the engine reads only when a rule set defines them
 (``rules_interface.OPTIONAL_READ_BACK_VALUES`` and ``…_FUNCTIONS``: the code frame's help part, the
 JSON Schema, what the language server completes, shows on hover and titles its quick fixes),
-and of the regular expressions among the others (``readback.PATTERN_VALUES``). The patterns
-checked are kept in the program, with their groups (``patterns.remember``).
+and of the regular expressions among the others (``readback.PATTERN_VALUES``).
 
 Each defined one is computed over a project without a manifest — a function called with each
 Beeuni tool's name, the kind of name an editor passes — and held against its shape
@@ -14,9 +13,8 @@ still found where it is read: the command (or the language server) reports it as
 
 from __future__ import annotations
 
-from ..lang import patterns
 from ..lang.errors import Problem, RulesError
-from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, PATTERN_VALUES, VALUES
+from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, PATTERN_VALUES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -28,8 +26,7 @@ SAMPLE_NAMES = "BEEUNI_TOOLS"
 
 
 def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) -> list[Problem]:
-    """A ``FolderCheck``: every optional read-back name the rules define has its shape. It also
-    keeps the regular expressions checked, with their groups, in ``program["patterns"]``."""
+    """A ``FolderCheck``: every optional read-back name the rules define has its shape."""
     from ..manifest import MergedManifest
     from ..paths import MANIFEST_NAME, Repository
     from ..project import ProjectRun
@@ -37,19 +34,12 @@ def check_optional_read_backs(program: dict[str, Any], folder: str, shown: str) 
     repo = Repository(folder)
     run = ProjectRun(repo, MANIFEST_NAME, program, merged=MergedManifest(repo, MANIFEST_NAME))
     problems: list[Problem] = []
-    known: dict[str, tuple[int, dict[str, int]]] = {}
     for name in (*OPTIONAL_VALUES, *PATTERN_VALUES):
         if name in program["lets"]:
             try:
-                value = run.output(name)
+                run.output(name)
             except RulesError as err:
                 problems.extend(err.problems)
-                continue
-            shape = VALUES.get(name) or OPTIONAL_VALUES[name]
-            known.update((pattern, patterns.groups(pattern)) for pattern in shape.patterns(value))
-    # handed to every run of the compiled rules (``load_program``): it then knows these patterns
-    # compile, and their groups, without importing RE2
-    program["patterns"] = known
     samples: list[Any] | None = None
     for name, (parameters, _) in OPTIONAL_FUNCTIONS.items():
         if program["fns"].get(name) != len(parameters):

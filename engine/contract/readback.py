@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..lang import patterns
 from ..lang.values import type_name
-from ..yaml.located import LocatedConst, LocatedStr
+from ..yaml.located import LocatedConst
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -45,7 +45,6 @@ class WrongShape(Exception):
 
 
 _FOUND = {"list": "a list", "map": "a map", "string": "a string", "int": "a number", "float": "a number"}
-_STRING_TYPES = frozenset({str, LocatedStr})
 
 
 def found(value: Any) -> str:
@@ -152,11 +151,10 @@ class Template(Str):
 
     def plain(self, value: Any) -> str:
         text = super().plain(value)
-        # string.Formatter().parse, whose module imports `re` (a tenth of a small `resolve`)
-        from _string import formatter_parser  # type: ignore[import-not-found]
+        from string import Formatter
 
         try:
-            parts = list(formatter_parser(text))
+            parts = list(Formatter().parse(text))
         except ValueError:
             raise self.wrong(value) from None
         for _, name, spec, conversion in parts:
@@ -206,8 +204,6 @@ class ListOf(Shape):
     def plain(self, value: Any) -> list[Any]:
         if not isinstance(value, list):
             raise self.wrong(value)
-        if self.item.__class__ is Str and _STRING_TYPES.issuperset(map(type, value)):
-            return value  # the common case, at C speed: strings, as they are
         plain = self.item.plain
         try:
             return [plain(item) for item in value]

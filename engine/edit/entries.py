@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import re
 
-from ..yaml.libyaml import (
+from yaml import (
     AliasEvent,
+    CSafeLoader,
     MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
     YAMLError,
-    events,
+    parse,
 )
+
 from ..yaml.loader import load_yaml
 from ..yaml.located import unwrap
 from ..yaml.manifest_text import EditRefused
@@ -78,8 +80,9 @@ class _Document:
 
     def _read(self) -> None:
         stack: list[tuple[_Node, list[_Node]]] = []  # open collections, with a map's pending key
+        event: Any  # (libyaml's events and marks, which the stubs type more loosely)
         try:
-            for event in events(self.text):
+            for event in parse(self.text, Loader=CSafeLoader):
                 kind = type(event)
                 if kind is ScalarEvent or kind is AliasEvent:
                     node = _Node("scalar" if kind is ScalarEvent else "alias", event)

@@ -14,7 +14,8 @@ that the YAML still holds exactly what it held before, apart from the values mea
 
 from __future__ import annotations
 
-from ..yaml.libyaml import ScalarEvent, YAMLError, events
+from yaml import CSafeLoader, ScalarEvent, YAMLError, parse
+
 from ..yaml.loader import plain_tag
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -79,8 +80,8 @@ def same_document(old: str, new: str, changed: dict[tuple[int, int], str] | None
     column) of ``changed`` now holds that text, as a string."""
     changed = changed or {}
     try:
-        old_events: list[Any] = list(events(old))
-        new_events: list[Any] = list(events(new))
+        old_events: list[Any] = list(parse(old, Loader=CSafeLoader))
+        new_events: list[Any] = list(parse(new, Loader=CSafeLoader))
     except YAMLError:
         return False
     if len(old_events) != len(new_events):

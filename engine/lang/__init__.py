@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from . import cache, patterns, precompiled
+from . import cache, precompiled
 from .errors import RulesError
 from .interface import Interface
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 HERE = os.path.dirname(__file__)
 GRAMMAR = os.path.join(HERE, "grammar.lark")
 #: what the cached program was made with, and the runtime its code calls (the helpers and
-#: built-ins of ``codegen.HELPERS``; ``patterns.py``, which also tells the groups of the patterns
-#: the program keeps): a new version of any of these compiles the rules anew
+#: built-ins of ``codegen.HELPERS``; ``patterns.py``, which matches the rules' patterns): a new
+#: version of any of these compiles the rules anew
 COMPILER = [
     GRAMMAR,
     *(
@@ -66,7 +66,6 @@ def load_program(
         if program is None:
             program = compile_sources(_read_sources(paths, shown), interface, folder, shown)
             cache.write(key, program)
-    patterns.remember(program.get("patterns", {}))
     return program
 
 

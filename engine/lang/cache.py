@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import sys
+from hashlib import blake2b
 
-from ..cache.folder import blake2b, read_record, write_record
+from ..cache.folder import read_record, write_record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -34,7 +35,7 @@ FORMAT = 3
 
 def content_digest(paths: list[str], extra: str) -> str:
     """A digest of ``extra`` and of each file's name and bytes, in order."""
-    digest = blake2b(f"beeuni-rules/{FORMAT}\n{extra}\n".encode())
+    digest = blake2b(f"beeuni-rules/{FORMAT}\n{extra}\n".encode(), digest_size=20)
     for index, path in enumerate(paths):
         with open(path, "rb") as handle:
             data = handle.read()

@@ -8,22 +8,16 @@ saying so (``problem``), by ``rules check`` at the pattern's literal, and at run
 expression that built the pattern.
 
 RE2 is imported on the first pattern compiled, not before, and each pattern is compiled once
-per process (the last ``_KEPT`` of them are kept). A text without what every match of a
-pattern needs is answered without RE2 (``needed_texts``): no check of the benchmarks' projects
-imports RE2 — their texts lack what the suppression comment's pattern needs — which saves the
-starter's first run (``--no-cache``) some 6 ms: 20 million instructions of its 83.
+per process (the last ``_KEPT`` of them are kept).
 
 ``compiled`` serves ``matches``, the hot path (``Matcher``): it calls RE2's own ``Match`` on UTF-8
 bytes, without capture groups, which is five times faster than the ``re``-like wrapper the
-package also has, and remembers the answer for a short text; a pattern that only checks a few
-character sets at the start of a text is matched without RE2 (``simple_patterns.py``).
-``groups`` tells the groups of a pattern, and ``regex`` gives that wrapper (match objects with
-groups and positions), for the engine's other patterns from the rules.
+package also has, and remembers the answer for a short text. ``groups`` tells the groups of a
+pattern, and ``regex`` gives that wrapper (match objects with groups and positions), for the
+engine's other patterns from the rules.
 """
 
 from __future__ import annotations
-
-from .simple_patterns import simple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
@@ -76,7 +70,7 @@ class PatternError(Exception):
 
 def problem(pattern: str) -> str | None:
     """Why ``pattern`` is not a regular expression of the rules; None when it is one: RE2's
-    verdict, asked even of a simple pattern (``rules check`` says it where it is written)."""
+    verdict (``rules check`` says it where it is written)."""
     try:
         _compile(pattern, capture=False)
     except PatternError as err:
@@ -96,32 +90,15 @@ def compiled(pattern: str) -> Matcher:
 
 class Matcher:
     """A pattern compiled for a yes or no, and the answers RE2 gave for short texts: the rules
-    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept). A
-    text without what every match needs, and any text of a simple pattern
-    (``simple_patterns.py``), is answered without RE2, and the answer not kept: it costs no
-    more than looking it up."""
+    test the same names and paths many times over (the last ``_ANSWERS`` of them are kept)."""
 
-    __slots__ = ("answers", "anywhere", "match", "needed", "others", "pattern", "simple")
+    __slots__ = ("answers", "anywhere", "match", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         #: text → whether the pattern matches somewhere in it
         self.answers: dict[str, bool] = {}
-        #: ``pattern`` as a function of the text, when it is simple; else RE2 matches
-        self.simple = simple(pattern)
-        texts = sorted(needed_texts(pattern), key=len, reverse=True)
-        #: the longest text every match holds (``needed_texts``): without it, a text is answered at once
-        self.needed = texts[0] if texts else ""
-        #: the other texts every match holds, asked before RE2 is
-        self.others = tuple(texts[1:])
-        self.match: Any = None
-        if self.simple is None and pattern not in KNOWN:
-            self._compile()  # RE2's verdict on a pattern not known to compile now, not at a first text
-        # (a known one is compiled when a text first needs RE2: a run whose texts all lack what
-        # its matches need imports no RE2)
-
-    def _compile(self) -> None:
-        compiled = _compile(self.pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
+        compiled = _compile(pattern, capture=False)  # a yes or no needs no groups: RE2 can use its DFA alone
         self.match, self.anywhere = compiled.Match, _extension().RE2.Anchor.UNANCHORED
 
     def matches(self, text: str) -> bool:
@@ -130,15 +107,6 @@ class Matcher:
 
     def answer(self, text: str) -> bool:
         """``matches`` for a text not in ``answers``."""
-        if self.needed not in text:
-            return False
-        if self.simple is not None:
-            return self.simple(text)
-        for other in self.others:
-            if other not in text:
-                return False
-        if self.match is None:
-            self._compile()
         data = text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate
         found: bool = self.match(self.anywhere, data, 0, len(data))[0] != _NOWHERE
         if len(text) <= _SHORT:
@@ -157,83 +125,6 @@ _ANSWERS, _SHORT = 65_536, 256
 _NOWHERE = (-1, -1)
 
 
-def needed_texts(pattern: str) -> list[str]:
-    """Texts that every match of ``pattern`` holds as they are (none when none is known): the
-    runs of plain characters in the sequence the pattern is at its top level, outside any group,
-    class or repetition.
-
-    Read with RE2's syntax, and warily: a character counts only where it is not one RE2 gives a
-    meaning (``_SPECIAL``) and nothing that repeats it follows; a class, a group, a repetition
-    count ``{…}``, an escaped sign and an assertion that takes no character (``\\b``) are
-    skipped whole. A pattern with an alternative at its top (``a|b``), another escaped letter or
-    digit (``\\x41``, ``\\pL``, ``\\Q…\\E``), options (``(?i)`` makes a letter match its
-    other case) or a POSIX class (its ``]`` inside the class) is not looked at."""
-    if "[:" in pattern:
-        return []
-    runs: list[str] = []
-    run = ""
-    depth = 0  # in how many groups
-    i, end = 0, len(pattern)
-    while i < end:
-        char = pattern[i]
-        i += 1
-        if char == "\\":
-            escaped = pattern[i : i + 1]
-            if escaped.isalnum() and escaped not in _ASSERTIONS:
-                return []
-            i += 1
-        elif char == "[":
-            if pattern[i : i + 1] == "^":
-                i += 1
-            if pattern[i : i + 1] == "]":  # `[]a]`: a `]` first stands for itself
-                i += 1
-            while i < end and pattern[i] != "]":
-                i += 2 if pattern[i] == "\\" else 1
-            i += 1
-        elif char == "{":
-            i = _after_count(pattern, i)
-        elif char == "(":
-            if pattern[i : i + 1] == "?":
-                if pattern[i : i + 3] == "?P<" and ">" in pattern[i:]:
-                    i = pattern.index(">", i) + 1  # a named group
-                elif pattern[i : i + 2] == "?:":
-                    i += 2  # a group that captures nothing
-                else:
-                    return []  # options, or what RE2 does not have
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            return []
-        elif depth == 0 and char not in _SPECIAL and pattern[i : i + 1] not in _REPEATS:
-            run += char
-            continue
-        if run:
-            runs.append(run)
-        run = ""
-    if run:
-        runs.append(run)
-    return runs
-
-
-def _after_count(pattern: str, start: int) -> int:
-    """Where a repetition count ``{n}``, ``{n,}`` or ``{n,m}`` whose ``{`` stands before
-    ``start`` ends; ``start`` itself when there is none (RE2 then reads that ``{`` as itself)."""
-    close = pattern.find("}", start)
-    low, _, high = pattern[start:close].partition(",")
-    if close >= 0 and low.isascii() and low.isdigit() and (high == "" or (high.isascii() and high.isdigit())):
-        return close + 1
-    return start
-
-
-#: what RE2 reads as other than the character itself, outside a class (``needed_texts``)
-_SPECIAL = frozenset("\\.+*?()|[]{}^$")
-#: what, after a character, repeats it
-_REPEATS = frozenset(("+", "*", "?", "{"))
-#: the escaped letters that stand for an assertion, taking no character (``needed_texts``)
-_ASSERTIONS = frozenset("bBAz")
-
-
 def groups(pattern: str) -> tuple[int, dict[str, int]]:
     """How many groups ``pattern`` has, and the number of each named one by its name (what
     ``regex(pattern)`` tells as ``groups`` and ``groupindex``, without its wrapper)."""
@@ -247,17 +138,7 @@ def groups(pattern: str) -> tuple[int, dict[str, int]]:
     return found
 
 
-def remember(known: Mapping[str, tuple[int, dict[str, int]]]) -> None:
-    """Take ``groups``' answers found before (in the compiled rules: the patterns they read back,
-    checked when they were compiled), so that neither ``groups`` nor a ``Matcher`` of one of
-    them needs RE2 before a text does."""
-    for pattern, (count, named) in known.items():
-        if len(KNOWN) >= _KEPT:
-            KNOWN.clear()
-        KNOWN[pattern] = (count, dict(named))
-
-
-#: the patterns known to compile, with their groups (``groups``, ``remember``)
+#: the patterns known to compile, with their groups (``groups``)
 KNOWN: dict[str, tuple[int, dict[str, int]]] = {}
 
 

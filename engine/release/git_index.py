@@ -2,14 +2,10 @@
 
 A session gets only the files of the git index, so ``validate`` asks the index, not the working
 tree. The index is read directly (its format is documented in git's
-``Documentation/gitformat-index.txt``): ``git ls-files`` would cost a process, and a full parse in
-Python costs about a millisecond per 2,000 entries. Instead each question is a search of the
-index's bytes — an entry is a 62-byte header (64 with extended flags), its path and 1 to 8 NUL
-bytes, each entry a multiple of 8 bytes long — and a match counts only where an entry's path
-starts (its header's file mode and name length agree): a few searches in C, whatever the size of
-the repository. An index of version 4 (prefix-compressed paths) is parsed whole. In a repository
-of SHA-256 objects (``extensions.objectFormat``) each header holds a 32-byte object name instead
-of 20, so it is 12 bytes longer, and so is the index's checksum.
+``Documentation/gitformat-index.txt``), not with ``git ls-files``, which would cost a process: its
+paths are parsed once, when a run first asks about the release. In a repository of SHA-256
+objects (``extensions.objectFormat``) each entry's header holds a 32-byte object name instead of
+20, so it is 12 bytes longer, and so is the index's checksum.
 
 Why an untracked file is not tracked — ignored, or merely not added — is asked of ``git
 check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and ``core.excludesFile``),
@@ -20,17 +16,9 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
-
-if TYPE_CHECKING:
-    from typing import Any
-
 TRACKED, UNTRACKED, IGNORED = "tracked", "untracked", "ignored"
-#: the file modes of index entries (a file, an executable, a link, a submodule, a sparse folder)
-_MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000, 0o040000})
 _EXTENDED = 0x4000
 _INTENT_TO_ADD = 0x2000  # of the extended flags: `git add -N`, not in a commit
-_NAME_MASK = 0xFFF
 #: the bytes of an entry's header before its object name (times, device, inode, mode, ids, size)
 _BEFORE_NAME = 40
 
@@ -50,11 +38,10 @@ class Release:
                 self.data = handle.read()
         except OSError:
             self.data = b""  # a repository with nothing added yet
-        self._parsed: frozenset[bytes] | None = None
+        #: the tracked paths, from the work tree's top
+        self.paths = frozenset(_parse(self.data, self.hash_size))
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
-        if self.data[:4] == b"DIRC" and int.from_bytes(self.data[4:8], "big") == 4:
-            self._parsed = frozenset(_parse(self.data, self.hash_size))
-        #: every question answered: path → state (what the result cache asks again)
+        #: every question answered: path → state
         self.answers: dict[str, str] = {}
 
     @classmethod
@@ -71,7 +58,7 @@ class Release:
         release = cls.__new__(cls)
         release.top, release.index_file, release.prefix, release.data = os.path.realpath(root), "", "", b""
         release.hash_size = 20
-        release._parsed = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
+        release.paths = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
         release._ignored = frozenset(ignored)
         release.answers = {}
         return release
@@ -84,51 +71,17 @@ class Release:
         return found
 
     def tracks(self, relative: str) -> bool:
-        path = (self.prefix + relative).encode("utf-8", "surrogateescape")
-        if self._parsed is not None:
-            return path in self._parsed
-        return any(entry_length == len(path) for entry_length in self._entries_starting(path, exact=True))
+        return (self.prefix + relative).encode("utf-8", "surrogateescape") in self.paths
 
     def holds_under_top(self, folder: str) -> bool:
         """Whether the index tracks a file inside ``folder``, a path from the work tree's top."""
         prefix = (folder.rstrip("/") + "/").encode("utf-8", "surrogateescape")
-        if self._parsed is not None:
-            return any(path.startswith(prefix) for path in self._parsed)
-        return any(True for _ in self._entries_starting(prefix, exact=False))
-
-    def _entries_starting(self, path: bytes, exact: bool) -> Any:
-        """The name lengths of the entries whose path starts with ``path`` (is ``path``, when
-        ``exact``: the search then includes the NUL after it)."""
-        data = self.data
-        needle = path + b"\0" if exact else path
-        flags_at = _BEFORE_NAME + self.hash_size  # the flags follow the object name
-        at = data.find(needle, 12)
-        while at >= 0:
-            for head in (flags_at + 2, flags_at + 4):
-                start = at - head
-                if start < 12 or (start - 12) % 8:
-                    continue
-                flags = int.from_bytes(data[start + flags_at : start + flags_at + 2], "big")
-                extended = head == flags_at + 4
-                if bool(flags & _EXTENDED) != extended:
-                    continue
-                if extended and int.from_bytes(data[start + flags_at + 2 : start + head], "big") & _INTENT_TO_ADD:
-                    continue
-                if int.from_bytes(data[start + 24 : start + 28], "big") not in _MODES:
-                    continue
-                length = flags & _NAME_MASK
-                if length == _NAME_MASK:
-                    length = data.find(b"\0", at) - at
-                if length >= len(path) and data[at + length : at + length + 1] == b"\0":
-                    yield length
-            at = data.find(needle, at + 1)
+        return any(path.startswith(prefix) for path in self.paths)
 
     def tracked_paths(self) -> list[str]:
-        """Every path the index tracks, from the work tree's top (a full parse: for ``validate
-        --modules``, which copies the release; the checks ask ``tracks``)."""
-        if self._parsed is None:
-            self._parsed = frozenset(_parse(self.data, self.hash_size))
-        return sorted(path.decode("utf-8", "surrogateescape") for path in self._parsed)
+        """Every path the index tracks, from the work tree's top (for ``validate --modules``,
+        which copies the release; the checks ask ``tracks``)."""
+        return sorted(path.decode("utf-8", "surrogateescape") for path in self.paths)
 
     def _why_not(self, relative: str) -> str:
         if self._ignored is not None:
@@ -146,9 +99,9 @@ class Release:
         return IGNORED if done.returncode == 0 else UNTRACKED
 
     def signature(self) -> tuple[str, str, str, dict[str, str]]:
-        """What the answers were made of, for the result cache: the work tree, the index file and
-        a digest of its content (a `git add` changes it), and each answer that the index alone
-        does not give (why a file is not tracked)."""
+        """What the answers were made of: the work tree, the index file and a digest of its
+        content (a `git add` changes it), and each answer that the index alone does not give
+        (why a file is not tracked)."""
         reasons = {path: state for path, state in sorted(self.answers.items()) if state != TRACKED}
         return self.top, self.index_file, self._content_digest(), reasons
 
@@ -159,21 +112,9 @@ class Release:
         trailer = self.data[-self.hash_size :]
         if len(self.data) > 32 and trailer.strip(b"\0"):
             return trailer.hex()
-        from ..cache.folder import blake2b
+        from hashlib import blake2b
 
-        return str(blake2b(self.data).hexdigest())
-
-
-def current_signature(root: str, recorded: Any) -> Any:
-    """``Release.signature`` of the repository at ``root`` as it is now, the reasons recorded
-    asked again; None outside git."""
-    release = Release.of(root)
-    if release is None:
-        return None
-    if isinstance(recorded, tuple | list) and len(recorded) == 4 and isinstance(recorded[3], dict):
-        for path in recorded[3]:
-            release.state(path)
-    return release.signature()
+        return blake2b(self.data, digest_size=20).hexdigest()
 
 
 def _hash_size(git_dir: str) -> int:

@@ -1,6 +1,6 @@
 """Read one YAML file into located values, refusing what would hurt.
 
-libyaml (through pyyaml's ``CParser``) turns the bytes into events; this module builds the values
+libyaml (through pyyaml's ``CSafeLoader``) turns the bytes into events; this module builds the values
 from those events itself, without recursion. ``yaml.compose`` would be shorter, but its C
 composer recurses once per nesting level and crashes the process on a few ten thousand open
 brackets; building from events lets every limit below be checked at the event that breaks it,
@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import codecs
 
-from ..once import once
-from .libyaml import (
+from yaml import (
     AliasEvent,
-    CParser,
+    CSafeLoader,
     DocumentStartEvent,
     MappingEndEvent,
     MappingStartEvent,
@@ -36,8 +35,12 @@ from .libyaml import (
     SequenceEndEvent,
     SequenceStartEvent,
     YAMLError,
-    reader_errors,
 )
+from yaml.constructor import SafeConstructor
+from yaml.nodes import ScalarNode
+from yaml.reader import ReaderError
+from yaml.resolver import Resolver
+
 from .located import (
     LocatedConst,
     LocatedFloat,
@@ -46,15 +49,13 @@ from .located import (
     LocatedMap,
     LocatedStr,
 )
-from .source_text import line_break_pattern
+from .source_text import LINE_BREAKS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-    from yaml.reader import ReaderError
 
     from .located import Loc
 
@@ -70,16 +71,6 @@ _BOOL_TAG, _NULL_TAG = _CORE_TAG + "bool", _CORE_TAG + "null"
 _NUMBER_TAGS = frozenset({_CORE_TAG + "int", _CORE_TAG + "float"})
 #: tags whose values are a few words, which plain text of the same value resolves to
 _WHOLE_WORD_TAGS = frozenset({_BOOL_TAG, _NULL_TAG})
-#: those words (YAML 1.1's, as pyyaml's resolver and constructor read them) → tag and value
-_WORDS: dict[str, tuple[str, bool | None]] = {
-    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), (_BOOL_TAG, True)),
-    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), (_BOOL_TAG, False)),
-    **dict.fromkeys(("", "~", "null", "Null", "NULL"), (_NULL_TAG, None)),
-}
-#: the first characters of plain text YAML 1.1 may read as a number, a date, the merge key ``<<``,
-#: the value key ``=`` (or pyyaml's ``!``, ``&``, ``*``, which plain text cannot be): only such
-#: text, and text tagged explicitly, is left to pyyaml
-_NUMBER_LIKE = frozenset("-+.0123456789<=!&*")
 #: characters YAML 1.1 (libyaml) reads as line breaks, where editors and YAML 1.2 see none
 _INVISIBLE_BREAKS = {
     "\x85": "U+0085 NEL (next line)",
@@ -89,44 +80,15 @@ _INVISIBLE_BREAKS = {
 _INVISIBLE_BREAK_BYTES = tuple(character.encode() for character in _INVISIBLE_BREAKS)
 
 
-class _Pyyaml:
-    """pyyaml's resolver and safe constructor, for the scalars the loader does not read itself:
-    text that may be a number or a date, and explicit tags (imported on first need: most
-    manifests are names and words)."""
-
-    def __init__(self) -> None:
-        from yaml.constructor import SafeConstructor
-        from yaml.nodes import ScalarNode
-        from yaml.resolver import Resolver
-
-        self.resolve: Callable[..., str] = Resolver().resolve
-        self.node = ScalarNode
-        self.constructor = SafeConstructor()
-
-    def plain_tag(self, text: str) -> str:
-        return self.resolve(self.node, text, (True, False))
-
-    def knows(self, tag: str) -> bool:
-        return tag in self.constructor.yaml_constructors
-
-    def value(self, tag: str, text: str) -> Any:
-        return self.constructor.construct_object(self.node(tag, text), deep=True)
-
-
-@once
-def _pyyaml() -> _Pyyaml:
-    return _Pyyaml()
+#: pyyaml's resolver and safe constructor: the tag and the value of a scalar
+_CONSTRUCTOR = SafeConstructor()
+_RESOLVE: Callable[..., str] = Resolver().resolve
 
 
 def plain_tag(text: str) -> str:
     """The tag YAML 1.1 gives a plain (unquoted, untagged) scalar of this text: pyyaml's
-    resolver's answer, which only text that may be a number or a date needs to ask it."""
-    word = _WORDS.get(text)
-    if word is not None:
-        return word[0]
-    if text[:1] in _NUMBER_LIKE or text.endswith("\n"):  # (the resolver's `$` matches before a final break)
-        return _pyyaml().plain_tag(text)
-    return _STR_TAG
+    resolver's answer."""
+    return _RESOLVE(ScalarNode, text, (True, False))
 
 
 class LoadProblem:
@@ -183,7 +145,7 @@ def load_yaml_counted(data: bytes, path: str) -> tuple[Any, list[LoadProblem], i
         return None, problems, builder.nodes
     except MarkedYAMLError as err:
         return None, [*problems, _syntax_problem(err, data, path)], builder.nodes
-    except reader_errors() as err:  # pyyaml's class, or its stand-in (libyaml.py)
+    except ReaderError as err:
         return None, [*problems, _reader_problem(err, data, path)], builder.nodes
     except YAMLError as err:
         return None, [*problems, LoadProblem("yaml-syntax", (path, 1, 1), str(err).splitlines()[0])], builder.nodes
@@ -249,7 +211,7 @@ class _Builder:
         # `nodes` counts every value, keys included, aliases expanded (the limit); the size of
         # an anchored collection (what an alias to it adds) leaves keys out: `nodes - keys`.
         nodes = keys = 0
-        next_event: Callable[[], Any] = CParser(self.data).get_event
+        next_event: Callable[[], Any] = CSafeLoader(self.data).get_event
         try:
             while (event := next_event()) is not None:
                 kind = event.__class__
@@ -359,18 +321,14 @@ class _Builder:
             tag = plain if plain is not None else plain_tag(text)
         if tag == _STR_TAG:
             return LocatedStr(text, loc)
-        word = _WORDS.get(text)
-        if word is not None and word[0] == tag:  # a boolean or null, plain or tagged as what it is
-            return LocatedConst(word[1], loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))
-        pyyaml = _pyyaml()
-        if not pyyaml.knows(tag):  # a tag of its own (`!local`): the text
+        if tag not in _CONSTRUCTOR.yaml_constructors:  # a tag of its own (`!local`): the text
             return LocatedStr(text, loc)
         try:
             if explicit and tag in _WHOLE_WORD_TAGS and plain_tag(text) != tag:
                 raise ValueError(text)  # pyyaml would read `!!null maybe` as null
-            value = pyyaml.value(tag, text)
+            value = _CONSTRUCTOR.construct_document(ScalarNode(tag, text))  # (which keeps no node)
         except Exception:  # pyyaml's constructors fail in many ways on text that does not fit
             if explicit:  # (plain text that only looks like a date, `2001-13-45`, is a string)
                 self.problems.append(LoadProblem("bad-tag", loc, tag="!!" + tag.removeprefix(_CORE_TAG), value=text))
@@ -459,9 +417,9 @@ def _position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of ``text[index]``, lines counted as libyaml counts them; the end
     of a file that ends with a line break is the end of its last line, not a line after it."""
     if index == len(text) and index > 0:
-        final = line_break_pattern().search(text, max(index - 2, 0))
+        final = LINE_BREAKS.search(text, max(index - 2, 0))
         if final is not None and final.end() == index:
             index = final.start()
-    breaks = list(line_break_pattern().finditer(text, 0, index))
+    breaks = list(LINE_BREAKS.finditer(text, 0, index))
     line_start = breaks[-1].end() if breaks else 0
     return len(breaks) + 1, index - line_start + 1

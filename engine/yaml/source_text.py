@@ -12,23 +12,14 @@ about.
 
 from __future__ import annotations
 
-from ..once import once
-from .libyaml import YAMLError, tokens
+import re
+
+from yaml import CSafeLoader, YAMLError, scan
+
 from .manifest_text import EditRefused, ManifestText
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
-
-if TYPE_CHECKING:
-    import re
-
-
-@once
-def line_break_pattern() -> re.Pattern[str]:
-    """YAML's line breaks (compiled on first use: a run that reads no file's lines does not
-    import ``re``)."""
-    import re
-
-    return re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+#: YAML's line breaks
+LINE_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 class SourceText:
@@ -59,7 +50,7 @@ class SourceText:
         """Where each line starts (read on first use: most files are never asked)."""
         if self._line_starts is None:
             starts, ends = [0], []
-            for found in line_break_pattern().finditer(self.text):
+            for found in LINE_BREAKS.finditer(self.text):
                 ends.append(found.start())
                 starts.append(found.end())
             ends.append(len(self.text))
@@ -94,7 +85,7 @@ class SourceText:
 
     def line_break(self) -> str:
         """The file's own line break (its first one), for lines added to it."""
-        found = line_break_pattern().search(self.text)
+        found = LINE_BREAKS.search(self.text)
         return found.group() if found else "\n"
 
     def is_comment(self, offset: int) -> bool:
@@ -125,7 +116,7 @@ class SourceText:
         if self._token_spans is None:
             spans: list[tuple[int, int]] = []
             try:
-                for token in tokens(self.text):
+                for token in scan(self.text, Loader=CSafeLoader):
                     start, end = token.start_mark.index, token.end_mark.index
                     if end > start:
                         spans.append((start, end))

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .libyaml import (
+from yaml import (
     AliasEvent,
+    CSafeLoader,
     MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
     YAMLError,
-    events,
+    parse,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -52,8 +53,9 @@ def value_extents(data: bytes) -> dict[tuple[int, int], tuple[int, int]]:
     extents: dict[tuple[int, int], tuple[int, int]] = {}
     open_starts: list[tuple[int, int]] = []
     last_end = (1, 1)
+    event: Any  # (libyaml's events and marks, which the stubs type more loosely)
     try:
-        for event in events(data):
+        for event in parse(data, Loader=CSafeLoader):
             kind = type(event)
             start = _position(event.start_mark)
             if kind is ScalarEvent or kind is AliasEvent:
