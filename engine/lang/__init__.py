@@ -32,8 +32,8 @@ COMPILER = [
     *(
         os.path.join(HERE, name)
         for name in (
-            *("parser.py", "checker.py", "types.py", "codegen.py"),
-            *("evaluator.py", "values.py", "builtins.py", "patterns.py"),
+            *("parser.py", "checker.py", "types.py", "hoist.py", "codegen.py"),
+            *("evaluator.py", "memo.py", "indexes.py", "values.py", "builtins.py", "patterns.py"),
         )
     ),
 ]

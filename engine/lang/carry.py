@@ -1,21 +1,23 @@
 """What one evaluation leaves for the next one over an edited manifest (an editor's checks as
 you type), and how the next one knows what it may keep.
 
-The rules language is pure. A ``let``'s value depends only on the top-level names it reads, a
-function's result only on its arguments and the names it reads, a rule's diagnostics only on the
-names it reads — through the functions it calls; the code generator lists them
-(``program["reads"]``) — and, for the definitions that look at the repository
-(``program["observes"]``), on what the repository's folders hold. So the next evaluation keeps:
+The rules language is pure: a value depends only on what it reads. A ``let``'s value and a
+rule's diagnostics depend on the top-level names they read — themselves or through the functions
+they call; the code generator lists them (``program["reads"]``). A remembered call's result and
+what the function of one loop item (``loops``) gave depend on their arguments or item and on what
+they read, which the evaluation records as they run: top-level names, and keys of them
+(``first_tool_declarations[t.name]``) with what each gave. The definitions that look at the
+repository (``program["observes"]``) also depend on what its folders hold. So the next
+evaluation keeps:
 
 - a ``let``'s value when none of its names changed; else it computes the value, and when that is
   ``same`` as the old one it keeps the old object, so that what depends on it is kept too (the
   "early cutoff" of incremental compilers);
-- a function's remembered results when none of its names changed (arguments are memo keys by
-  value or by identity, and the manifest's unchanged values are the old objects: see
-  ``yaml/reparse.py``);
-- a rule's diagnostics when none of its names changed; and for a rule that starts with
-  ``for x in NAME``, when only ``NAME`` changed, the findings of each item that is the very
-  same object as before (the rest of the rule runs for the new items only);
+- a rule's diagnostics when none of its names changed;
+- a remembered call, and what a loop item gave, when what it read is the same (a key read of a
+  changed map is the same when its entry is); a loop's items are matched to the old ones by
+  identity (the manifest's unchanged values are the old objects: see ``yaml/reparse.py``), and
+  only the new items and those that read what changed are computed again (``Walk``);
 
 and what looks at the repository only while it is the same ``Repository`` (the same view of the
 folders). A fact is compared like a ``let``'s new value.
@@ -31,30 +33,99 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..paths import Repository
+    from .evaluator import Evaluation
+    from .memo import Entry
 
 
 class Carried:
-    """An evaluation's values, remembered calls (each function's stores), rule results (and the findings of each item
-    of a rule's first loop: rule index → id of the item → the item and its findings), and
-    repository view."""
+    """An evaluation's values (and what each hoisted comprehension charged), each remembered
+    function's store (``memo.py``), each rule's results, each loop walked item by item, and
+    the repository view."""
 
-    __slots__ = ("items", "program", "repo", "results", "stores", "values")
+    __slots__ = ("charges", "program", "repo", "results", "stores", "values", "walks")
 
     def __init__(
         self,
         program: dict[str, Any],
         values: dict[str, Any],
-        stores: dict[str, tuple[dict[Any, tuple[Any, Any]], dict[int, tuple[Any, Any]]]],
+        charges: dict[str, tuple[int, int]],
+        stores: dict[str, dict[Any, Entry]],
         results: dict[int, list[tuple[Any, ...]]],
-        items: dict[int, dict[int, tuple[Any, list[Any]]]],
+        walks: dict[str, Walk],
         repo: Repository,
     ) -> None:
         self.program = program
         self.values = values
+        self.charges = charges
         self.stores = stores
         self.results = results
-        self.items = items
+        self.walks = walks
         self.repo = repo
+
+
+class Walk:
+    """One walk of a loop item by item (``Evaluation._walk``): its items, what the function of
+    one item gave for each, what each read (a record like a remembered call's), and for each
+    top-level name read, which positions read which key of it (None: the whole value)."""
+
+    __slots__ = ("found", "items", "readers", "reads")
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.found: list[Any] = [None] * len(items)
+        self.reads: list[dict[Any, Any] | None] = [None] * len(items)
+        self.readers: dict[str, dict[Any, tuple[int, ...]]] = {}
+
+    def take(self, old: Walk, evaluation: Evaluation) -> list[int]:
+        """Take from ``old``, the carried evaluation's walk of the same loop, what each item
+        gave where the item is the same object and what it read is the same; the positions
+        whose item must be computed again, in order (all, when items were added or removed).
+        What changed is found from the names and keys that changed, not item by item."""
+        items, before = self.items, old.items
+        if len(items) != len(before):
+            return list(range(len(items)))
+        self.found, self.reads = list(old.found), list(old.reads)
+        self.readers = {name: dict(keys) for name, keys in old.readers.items()}
+        redo = set(evaluation.replaced(items, before))
+        for name, keys in self.readers.items():
+            if evaluation.changed(name):
+                changed = evaluation.changed_keys(name)  # a map's: look up the keys that changed
+                for key in keys if changed is None else [key for key in (None, *changed) if key in keys]:
+                    seen = self.reads[keys[key][0]][(name, key)] if key is not None else None  # type: ignore[index]
+                    if key is None or evaluation.changed_at(name, key, seen):
+                        redo.update(keys[key])
+        return sorted(redo)
+
+    def put(self, position: int, found: Any, reads: dict[Any, Any] | None) -> None:
+        """What the item at ``position`` gave, and what it read."""
+        was = self.reads[position]
+        if was:
+            for dep in was:
+                name, key = (dep, None) if dep.__class__ is str else dep
+                keys = self.readers[name]
+                left = tuple(other for other in keys[key] if other != position)
+                if left:
+                    keys[key] = left
+                else:
+                    del keys[key]
+        self.found[position] = found
+        self.reads[position] = reads
+        for dep in reads or ():
+            name, key = (dep, None) if dep.__class__ is str else dep
+            keys = self.readers.setdefault(name, {})
+            keys[key] = (*keys.get(key, ()), position)
+
+
+def changed_keys(new: Any, old: Any) -> set[Any] | None:
+    """The keys at which map ``new`` differs from map ``old`` (not ``same``, added or
+    removed); None when either is no map."""
+    if not (isinstance(new, dict) and isinstance(old, dict)):
+        return None
+    absent = object()
+    found = {key for key, value in new.items() if value is not old.get(key, absent)}
+    found = {key for key in found if key not in old or not same(new[key], old[key])}
+    found.update(key for key in old if key not in new)
+    return found
 
 
 _CONTAINERS = frozenset({list, dict, LocatedList, LocatedMap})
@@ -75,7 +146,9 @@ def same(new: Any, old: Any) -> bool:
     if kind is list or kind is LocatedList:
         if len(new) != len(old) or (kind is LocatedList and new.loc != old.loc):
             return False
-        return all(_same_item(a, b) for a, b in zip(new, old, strict=True))
+        from operator import is_
+
+        return all(map(is_, new, old)) or all(_same_item(a, b) for a, b in zip(new, old, strict=True))
     if kind is dict or kind is LocatedMap:
         if len(new) != len(old) or (kind is LocatedMap and new.loc != old.loc):
             return False

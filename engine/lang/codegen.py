@@ -36,6 +36,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .builtins import BUILTINS
+from .hoist import free_names, hoist
+from .indexes import EQUAL, FALSE, IN, NOT_IN, TRUE, UNEQUAL
 from .values import ENTRY, ITEM, OBJECT, SHORT_LIST
 
 #: what a diagnostic takes: the tuple the rule yields, the engine's object, its texts
@@ -48,6 +50,7 @@ HELPERS = (
     *("G", "V", "A", "I", "IN", "OP", "EQ", "LT", "LE", "GT", "GE"),  # names, fields, operators
     *("ITEMS", "PAIRS", "BUILD", "BUDGET"),  # what a loop or a built value charges
     *("T", "TJ", "FIX", "MEMO", "OBS", "TN"),  # texts, fixes, memos, the repository, type names
+    *("H", "GK", "SKIP", "PICK"),  # hoisted, read for a key, an item left out, a guarded loop
     # each built-in under its own name (a global read, not a table's item)
     *(f"B_{name}" for name in BUILTINS),
 )
@@ -64,6 +67,7 @@ def compile_program(checked: Node, source_out: list[str] | None = None) -> Node:
     """The program as it is cached and run: the code object of ``make``, its tables, and what
     the runtime and the commands need to know about the definitions (no syntax trees).
     ``source_out``, if given, receives the Python source the code object was compiled from."""
+    hoist(checked)
     generator = _Generator(checked)
     source, spans = _unmark(generator.generate())
     try:
@@ -89,7 +93,9 @@ def compile_program(checked: Node, source_out: list[str] | None = None) -> Node:
         "costly": sorted(generator.costly),
         "reads": generator.reads(),
         "observes": sorted(generator.observing()),
-        "loops": {str(index): loop for index, loop in generator.loops.items()},
+        "loops": generator.loops,
+        "varying": sorted(generator.varying),
+        "positional": sorted(_positional(checked["fns"])),
         "defined": defined,
         "lets": sorted(checked["lets"]),
         "fns": {name: len(node["params"]) for name, node in checked["fns"].items()},
@@ -160,8 +166,15 @@ class _Generator:
         self.names: dict[str, set[str]] = {}
         self.calls: dict[str, set[str]] = {}
         self.observers: set[str] = set()
-        #: rule index → [the top-level name its first loop walks, that loop's weight per item]
-        self.loops: dict[int, list[Any]] = {}
+        #: each loop that an editor's next check may redo item by item (``rule:3``: a rule's
+        #: first loop; ``let:x``: a let that is a comprehension) → [the top-level name it walks,
+        #: its steps per item, its bytes per item]
+        self.loops: dict[str, list[Any]] = {}
+        self.varying = _varying(program)
+        #: each guard expression's function (``indexes.py``): its Python (marks aside) → its
+        #: name, and its definition
+        self.guard_functions: dict[str, str] = {}
+        self.guard_lines: list[str] = []
         self.hoists = 0  # the fields read once for a scope so far (``hoisted``): `a_<n>`
 
     def define(self, key: str) -> None:
@@ -199,10 +212,12 @@ class _Generator:
         for name, node in self.program["lets"].items():
             self.file = node["file"]
             self.define(f"let:{name}")
-            out.line(f"def l_{name}():")
+            out.line(f"def {_let_function(name)}():")
             out.line(f"    return {self.expr(node['expr'], set())}")
-            self.weights[f"let:{name}"] = self.weight(node["expr"])
-            self._room(f"let:{name}", self.room(node["expr"]))
+            # a hoisted comprehension's steps and bytes are charged where it is read
+            self.weights[f"let:{name}"] = 0 if name[0] == "#" else self.weight(node["expr"])
+            self._room(f"let:{name}", 0 if name[0] == "#" else self.room(node["expr"]))
+            self.each_item(out, name, node["expr"])
         for name, node in self.program["fns"].items():
             self.file = node["file"]
             self.define(f"fn:{name}")
@@ -241,11 +256,12 @@ class _Generator:
                 out.line(f"def d_{index}():")
                 out.line(f"    return {self.expr(rule['doc'], set())}")
                 docs.append(index)
-        lets = ", ".join(f"{name!r}: l_{name}" for name in self.program["lets"])
+        out.lines.extend(self.guard_lines)
+        lets = ", ".join(f"{name!r}: {_let_function(name)}" for name in self.program["lets"])
         fns = ", ".join(f"{name!r}: f_{name}" for name in self.program["fns"])
         rules = ", ".join(f"r_{index}" for index in range(len(self.program["rules"])))
         templates = ", ".join(f"{index}: d_{index}" for index in docs)
-        items = ", ".join(f"{index}: r_{index}_item" for index in self.loops)
+        items = ", ".join(f"{key!r}: {_item_function(key)}" for key in self.loops)
         out.line(f"return {{{lets}}}, {{{fns}}}, [{rules}], {{{templates}}}, {{{items}}}")
         return out.text()
 
@@ -268,10 +284,25 @@ class _Generator:
         first = steps[0] if steps else None
         if first is not None and first["t"] == "for" and len(first["vars"]) == 1 and first["iter"]["t"] == "name":
             self.define(f"item:{index}")
-            _, each = self.rule_function(
-                out, f"r_{index}_item(v_{first['vars'][0]})", steps[1:], set(first["vars"]), rule, collect=True
-            )
-            self.loops[index] = [first["iter"]["name"], max(segments[1], 1), each]
+            header = f"{_item_function(f'rule:{index}')}(v_{first['vars'][0]})"
+            _, each = self.rule_function(out, header, steps[1:], set(first["vars"]), rule, collect=True)
+            self.loops[f"rule:{index}"] = [first["iter"]["name"], max(segments[1], 1), each]
+
+    def each_item(self, out: _Writer, name: str, node: Node) -> None:
+        """For a ``let`` that is ``[e for x in NAME if c]`` (NAME a top-level value): the
+        function of one item, its element or ``SKIP``, so that an editor's next check computes
+        only the items that are new (``evaluator.py``)."""
+        if node["t"] != "comp" or len(node["vars"]) != 1 or node["iter"]["t"] != "name":
+            return
+        scope = set(node["vars"])
+        element = self.expr(node["element"], scope)
+        kept = f" if {self.truth(node['cond'], scope)} else SKIP" if node["cond"] is not None else ""
+        out.line(f"def {_item_function(f'let:{name}')}(v_{node['vars'][0]}):")
+        for line in self.hoisted([f"v_{node['vars'][0]}"], [f"return {element}{kept}"], 2):
+            out.line(f"    {line}")
+        weight = max(self.weight(node["element"]) + self.weight(node["cond"]), 1)
+        room = ITEM + self.room(node["element"]) + self.room(node["cond"])
+        self.loops[f"let:{name}"] = [node["iter"]["name"], weight, room]
 
     def rule_function(
         self, out: _Writer, header: str, steps: list[Node], scope: set[str], rule: Node, collect: bool = False
@@ -290,7 +321,7 @@ class _Generator:
         loops: list[int] = []  # the line of each loop, whose weight is filled in at the end
         rooms = [0]  # the bytes built from each charging point on: the start, a loop, a `when`
         points: list[int] = []  # the line where each after the start is charged
-        for step in steps:
+        for position, step in enumerate(steps):
             kind = step["t"]
             if kind == "for":
                 segments[-1] += self.weight(step["iter"])
@@ -299,7 +330,9 @@ class _Generator:
                 loops.append(len(out.lines))
                 points.append(len(out.lines))
                 rooms.append(0)
-                out.line(self.loop(step["vars"], self.expr(step["iter"], scope), "@WEIGHT@", step) + ":")
+                guarded = position == 0 and len(steps) > 1 and steps[1]["t"] == "when" and step["iter"]["t"] == "name"
+                guards = self.guards(step, steps[1]["expr"], scope) if guarded else None
+                out.line(self.loop(step["vars"], self.expr(step["iter"], scope), "@WEIGHT@", step, guards) + ":")
                 scope |= set(step["vars"])
             elif kind == "let_clause":
                 segments[-1] += self.weight(step["expr"])
@@ -344,10 +377,13 @@ class _Generator:
         if room:
             self.rooms[key] = room
 
-    def loop(self, names: list[str], source: str, weight: str, node: Node) -> str:
+    def loop(self, names: list[str], source: str, weight: str, node: Node, guards: str | None = None) -> str:
         """``for x in xs`` walks items; ``for k, v in m`` a map's entries (a list's index and
         item). The walk is charged to the budget (``weight``: the steps per item, and the bytes
-        per item if any), and marked as ``node``."""
+        per item if any), and marked as ``node``; with ``guards``, only the items they select
+        (``indexes.py``)."""
+        if guards is not None:
+            return f"for v_{names[0]} in {self.mark(node, f'PICK({source}, {guards}, {weight})')}"
         if len(names) == 1:
             return f"for v_{names[0]} in {self.mark(node, f'ITEMS({source}, {weight})')}"
         return f"for v_{names[0]}, v_{names[1]} in {self.mark(node, f'PAIRS({source}, {weight})')}"
@@ -378,6 +414,8 @@ class _Generator:
         if not isinstance(node, dict):
             return sum(self.room(item) for item in children(node))
         kind = node.get("t")
+        if kind == "hoisted":
+            return self.room(node["expr"])
         if kind == "comp":
             return OBJECT + self.room(node["iter"])
         if kind == "if":
@@ -405,6 +443,8 @@ class _Generator:
         cycles, so this ends."""
         if not isinstance(node, dict):
             return sum(self.weight(item) for item in children(node))
+        if node.get("t") == "hoisted":
+            return self.weight(node["expr"])
         if node.get("t") == "comp":
             return 1 + self.weight(node["iter"])
         total = 1 + sum(self.weight(child) for child in children(node))
@@ -441,6 +481,46 @@ class _Generator:
                 self.names[self.defining].add(node["name"])
             return found
         return _constants(node)
+
+    def guards(self, loop: Node, condition: Node, scope: set[str]) -> str | None:
+        """The Python of the guards (``indexes.py``) of a loop over one variable whose items
+        must pass ``condition``: a tuple of (the function of ``E``, its kind, ``K``), or None.
+        A condition after one that could fail is no guard: it would leave out items whose
+        condition fails, and not say so."""
+        if len(loop["vars"]) != 1:
+            return None
+        var, found = loop["vars"][0], []
+        for conjunct in _conjuncts(condition):
+            guard = _guard(conjunct, var, scope)
+            if guard is not None:
+                saved, self.arguments = self.arguments, {}
+                try:
+                    body = self.expr(guard[0], {var})
+                finally:
+                    self.arguments = saved
+                name = self.guard_functions.get(_MARKS.sub("", f"{var} {body}"))
+                if name is None:
+                    name = self.guard_functions[_MARKS.sub("", f"{var} {body}")] = f"e_{len(self.guard_functions)}"
+                    self.guard_lines.append(f"    def {name}(v_{var}):\n        return {body}")
+                found.append(f"({name}, {guard[1]}, {self.expr(guard[2], scope)}), ")
+            if not _cannot_fail(conjunct, self.program):
+                break
+        return f"({''.join(found)})" if found else None
+
+    def keyed(self, node: Node, scope: set[str]) -> bool:
+        """Whether ``node`` is a top-level value that can change from one manifest to another,
+        read by a key (``keyed_read``): an editor's next check keeps what read other keys of it."""
+        name = node["name"] if node["t"] == "name" else None
+        if name is None or name in scope or (name in self.program["lets"] and name not in self.varying):
+            return False
+        self.names[self.defining].add(name)
+        return True
+
+    def keyed_read(self, name: str, key: str) -> str:
+        """The Python of top-level value ``name`` read for ``key`` (``keyed``): from the table
+        when computed, else through ``GK``, which an editor's check records as a read of the key
+        alone (the table is then empty)."""
+        return f"(V[{name!r}] if {name!r} in V else GK({name!r}, {key}))"
 
     def local(self, name: str) -> str:
         """The Python of a local (a parameter, a loop variable, a ``let`` of a rule or block)."""
@@ -523,6 +603,9 @@ class _Generator:
                 return repr(let["expr"]["value"])  # a constant (`let PREFIX = "beeuni:"`): written in
             # a value already computed is read from the table itself, without a call
             return f"(V[{name!r}] if {name!r} in V else G({name!r}))"
+        if kind == "hoisted":
+            self.names[self.defining].add(node["name"])
+            return f"H({node['name']!r})"
         if kind == "list":
             return "[" + "".join(expr(item, scope) + ", " for item in node["items"]) + "]"
         if kind == "map":
@@ -534,8 +617,13 @@ class _Generator:
             obj = node["obj"]
             if obj["t"] == "name" and obj["name"] in scope:  # a local: read it twice, skip a call
                 return _local_attr(self.local(obj["name"]), node["name"])
+            if self.keyed(obj, scope):
+                return f"A({self.keyed_read(obj['name'], repr(node['name']))}, {node['name']!r})"
             return f"A({expr(obj, scope)}, {node['name']!r})"
         if kind == "index":
+            if self.keyed(node["obj"], scope):
+                key = expr(node["key"], scope)
+                return f"I({self.keyed_read(node['obj']['name'], key)}, {key})"
             return f"I({expr(node['obj'], scope)}, {expr(node['key'], scope)})"
         if kind == "if":
             cond, then, other = self.truth(node["cond"], scope), expr(node["then"], scope), expr(node["else"], scope)
@@ -570,7 +658,11 @@ class _Generator:
             element = expr(node["element"], inner)
             body = self.weight(node["element"]) + self.weight(node["cond"])
             room = ITEM + self.room(node["element"]) + self.room(node["cond"])  # the item of the list built
-            loop = self.loop(names, expr(node["iter"], scope), f"{max(body, 1)}, {room}", node)
+            guards = None
+            if self.defining.startswith("fn:") and node["cond"] is not None and not self.arguments:
+                closed = free_names(node["iter"])[0].isdisjoint(scope)
+                guards = self.guards(node, node["cond"], scope) if closed else None
+            loop = self.loop(names, expr(node["iter"], scope), f"{max(body, 1)}, {room}", node, guards)
             condition = f" if {self.truth(node['cond'], inner)}" if node["cond"] is not None else ""
             hoisted = self.hoisted(["v_" + name for name in names], [element, condition], 3)
             if len(hoisted) > 2:  # `for a_0, a_1, in ((x.name, x.value,),)`: each read once per item
@@ -608,6 +700,119 @@ _NEW_OBJECT = frozenset({"len", "position"})
 _INLINE_SIZE, _INLINE_DEPTH = 16, 3
 
 
+def _conjuncts(node: Node) -> list[Node]:
+    """The conditions a condition joins with ``and``, in order."""
+    return [*_conjuncts(node["left"]), *_conjuncts(node["right"])] if node["t"] == "and" else [node]
+
+
+def _guard(node: Node, var: str, scope: set[str]) -> tuple[Node, int, Node] | None:
+    """A condition as a guard of the loop variable ``var``: (``E``, kind, ``K``)."""
+    kind = node["t"]
+    none = {"t": "value", "value": None, "pos": node["pos"]}
+    if kind == "not" and node["expr"]["t"] == "in":
+        return _guarded(node["expr"]["left"], var, scope, NOT_IN, node["expr"]["right"])
+    if kind == "not":
+        return _guarded(node["expr"], var, scope, FALSE, none)
+    if kind == "compare" and node["op"] in ("==", "!="):
+        which = EQUAL if node["op"] == "==" else UNEQUAL
+        return _guarded(node["left"], var, scope, which, node["right"]) or _guarded(
+            node["right"], var, scope, which, node["left"]
+        )
+    if kind == "in":
+        return _guarded(node["left"], var, scope, IN, node["right"])
+    return _guarded(node, var, scope, TRUE, none)
+
+
+def _guarded(expression: Node, var: str, scope: set[str], kind: int, key: Node) -> tuple[Node, int, Node] | None:
+    """(``expression``, ``kind``, ``key``) when ``expression`` reads ``var`` and no other local,
+    and ``key`` is a literal, a name other than ``var``, or a field of one."""
+    names = free_names(expression)[0]
+    if var not in names or not names.isdisjoint(scope - {var}):
+        return None
+    simple = key
+    while simple["t"] == "attr":
+        simple = simple["obj"]
+    if simple["t"] not in ("value", "name") or (simple["t"] == "name" and simple["name"] == var):
+        return None
+    return expression, kind, key
+
+
+def _cannot_fail(node: Node, program: Node) -> bool:
+    """Whether evaluating a condition cannot fail, whatever its values (a budget aside)."""
+    kind = node["t"]
+    if kind in ("value", "name", "attr", "index"):
+        return all(_cannot_fail(part, program) for part in (node.get("obj"), node.get("key")) if part is not None)
+    if kind in ("and", "or") or (kind == "compare" and node["op"] in ("==", "!=")):
+        return _cannot_fail(node["left"], program) and _cannot_fail(node["right"], program)
+    if kind == "not":
+        return _cannot_fail(node["expr"], program)
+    if kind == "in":  # in a literal list, written out or a let's
+        right, lets = node["right"], program["lets"]
+        listed = right["t"] == "list" or (
+            right["t"] == "name" and lets.get(right["name"], {}).get("expr", {}).get("t") == "list"
+        )
+        return listed and _cannot_fail(node["left"], program)
+    if kind == "call" and not all(_cannot_fail(arg, program) for arg in node["args"]):
+        return False
+    if kind == "call" and node["fn"] in program["fns"]:  # (the checker ruled out cycles)
+        body = program["fns"][node["fn"]]["body"]
+        return body["t"] != "block" and _cannot_fail(body, program)
+    return kind == "call" and node["fn"] in ("type", "len")
+
+
+def _item_function(key: str) -> str:
+    """The Python name of the function of one item of a loop of ``loops``."""
+    kind, name = key.split(":", 1)
+    return f"r_{name}_item" if kind == "rule" else f"{_let_function(name)}_item"
+
+
+def _positional(fns: dict[str, Node]) -> set[str]:
+    """The functions that read where a value stands (``position``, ``file_of``) or make a value
+    that stands there (``after``), themselves or through the functions they call: their results
+    are not shared between equal arguments read elsewhere (``memo.py``)."""
+    calls = {name: free_names(node["body"])[1] for name, node in fns.items()}
+    found = {name for name, called in calls.items() if called & {"position", "file_of", "after"}}
+    grown = True
+    while grown:
+        grown = False
+        for name, called in calls.items():
+            if name not in found and not called.isdisjoint(found):
+                found.add(name)
+                grown = True
+    return found
+
+
+def _varying(program: Node) -> set[str]:
+    """The lets whose value can differ from one manifest to another: those that read a fact,
+    themselves or through the functions they call or the lets they read."""
+    lets, fns = program["lets"], program["fns"]
+    used = {name: free_names(node["expr"]) for name, node in lets.items()}
+    called = {name: free_names(node["body"]) for name, node in fns.items()}
+
+    def through(calls: set[str], seen: set[str]) -> set[str]:
+        names: set[str] = set()
+        for name in calls - seen:
+            seen.add(name)
+            names |= called[name][0] - set(fns[name]["params"]) | through(called[name][1] & set(fns), seen)
+        return names
+
+    reads = {name: names | through(calls & set(fns), set()) for name, (names, calls) in used.items()}
+    varying = {name for names in reads.values() for name in names if name not in lets}  # the facts read
+    grown = True
+    while grown:
+        grown = False
+        for name, names in reads.items():
+            if name not in varying and not names.isdisjoint(varying):
+                varying.add(name)
+                grown = True
+    return varying & set(lets)
+
+
+def _let_function(name: str) -> str:
+    """The Python name of a ``let``'s function: ``l_NAME``, ``h_<n>`` for the hoisted ``#<n>``."""
+    return f"h_{name[1:]}" if name[0] == "#" else f"l_{name}"
+
+
 def _local_attr(local: str, name: str) -> str:
     """The Python of ``x.name`` for a local ``x``: a map's ``get`` written out (``get_attr``
     otherwise), read twice rather than a call."""
@@ -620,6 +825,8 @@ def _type_of_local(local: str) -> str:
     return f"(TN.get({local}.__class__) or B_type({local}))"
 
 
+#: the marks around an expression's Python (``_unmark``)
+_MARKS = re.compile("\x01\\d+\x02|\x03")
 #: the field names ``_local_attr`` reads (the rules' names are identifiers)
 _FIELD = re.compile(r"\.get\('(\w+)'\) if ")
 #: the Python of a local: a variable, a parameter, a field read once (``hoisted``)

@@ -2,10 +2,12 @@
 
 ``codegen.py`` turned the program into the code of ``make(rt)``; this module gives that code
 what it reads (``runtime_namespace``) and runs it. Top-level ``let`` values are computed on
-first use and kept. Calls of *costly* functions — those that build lists or look at the
-repository, directly or through other functions — are remembered by their arguments (values
-never change, so a second call would give the same): measured without it, ``resolve`` of the
-benchmarks' 2,000-tool project on its first run takes 314 ms instead of 178 (``memoize``).
+first use and kept; calls of *costly* functions — those that build lists or look at the
+repository, directly or through other functions — are remembered by their arguments
+(``memo.py``); a hoisted comprehension is computed once (``hoist.py``), and a guarded loop walks
+what its index selects (``indexes.py``). An editor's evaluation also records what each
+remembered call and loop item reads, so that the next one keeps what still holds
+(``carry.py``).
 
 Truth is Python's: null, false, 0, "" and empty collections are false (``LocatedConst`` answers
 ``bool()`` like the value it holds).
@@ -20,10 +22,10 @@ diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 from __future__ import annotations
 
 from ..visible import visible
-from ..yaml.located import LocatedConst, LocatedList, LocatedMap, LocatedStr
-from . import values
+from . import memo, values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
+from .indexes import Indexes
 from .values import ROOM, BudgetExceeded, RuleFailure
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
@@ -34,7 +36,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..edit.text_edit import TextEdit
-    from .carry import Carried
+    from .carry import Carried, Walk
+    from .memo import Entry
 
 
 class Diagnostic:
@@ -115,31 +118,44 @@ class Evaluation:
         self.fallback_file = fallback_file
         self.budget = observer.budget
         self.sets = observer.sets
+        self.indexes = Indexes(observer.budget)  # each guarded loop's list, indexed (``indexes.py``)
         self._built = 0  # bytes built by the evaluations since what they kept was last forgotten
         self.settle = settle
         self._settled: list[Diagnostic] | None = None
         self._pending: set[str] = set()  # lazy facts being computed
         self._first_pass = False  # running the rules that read no late fact
         self.values: dict[str, Any] = {}  # never rebound: the generated code reads it as `V`
-        #: each remembered function's stores (``memoize``: each entry holds the call's arguments
-        #: beside its result), each rule's diagnostics as
-        #: ``Diagnostic`` arguments, and the findings of each item of a rule's first loop: what
-        #: the next evaluation may keep
-        self.stores: dict[str, tuple[dict[Any, Any], dict[int, Any]]] = {}
+        #: what computing each hoisted comprehension charged the budget: (steps, bytes); and
+        #: what the named values computed while one is computed charged
+        self.charges: dict[str, tuple[int, int]] = {}
+        self._named_charges: list[int] | None = None
+        #: each remembered function's store (``memo.py``), each rule's diagnostics as
+        #: ``Diagnostic`` arguments, and each loop walked item by item (``loops``): what the
+        #: next evaluation may keep
+        self.stores: dict[str, dict[Any, Entry]] = {}
+        self._by_value: list[dict[Any, list[Any]]] = []
         self.results: dict[int, list[tuple[Any, ...]]] = {}
-        self.items: dict[int, dict[int, tuple[Any, list[Any]]]] = {}
+        self.walks: dict[str, Walk] = {}
         self.incremental = incremental or carried is not None
         self.repo = observer.repo
         self._carried = carried if carried is not None and carried.program is program else None
         self._same_repo = self._carried is not None and self._carried.repo is observer.repo
         self._changed: dict[str, bool] = {}  # top-level name → whether it differs from the carried
+        self._changed_keys: dict[str, set[Any] | None] = {}  # … and, for a map, at which keys
+        self._replaced: dict[tuple[int, int], tuple[list[Any], list[Any], list[int]]] = {}
         self._kept: dict[str, bool] = {}  # definition → whether what it made last time holds
         self._observes = frozenset(program["observes"])
+        #: what an editor's check records of what each remembered call and loop item reads: the
+        #: record of the one running (None: none, or not an editor's check), and the names
+        #: whose value can change from one manifest to another
+        self._deps: dict[Any, Any] | None = None
+        self._varying = frozenset([*program["varying"], *facts])
+        self._positional = frozenset(program["positional"])
         self._spans: dict[int, list[list[Any]]] | None = None
         costly = frozenset(program["costly"])
         namespace = runtime_namespace(self, observer, costly)
         exec(program["code"], namespace)
-        self.lets, self.fns, self.rules, self.docs, self.rule_items = namespace["make"](self)
+        self.lets, self.fns, self.rules, self.docs, self.loop_items = namespace["make"](self)
 
     def carry(self) -> Carried:
         """What the next evaluation of this program, over an edited manifest, may keep (an
@@ -147,7 +163,7 @@ class Evaluation:
         assert self.incremental, "only an incremental evaluation is carried"
         from .carry import Carried  # (here: only an editor's evaluations are carried)
 
-        return Carried(self.program, self.values, self.stores, self.results, self.items, self.repo)
+        return Carried(self.program, self.values, self.charges, self.stores, self.results, self.walks, self.repo)
 
     def changed(self, name: str) -> bool:
         """Whether the top-level value ``name`` differs from the carried evaluation's (computing
@@ -202,10 +218,13 @@ class Evaluation:
         budget.reset()
         if self._built > ROOM:
             self._built = 0
-            for memo, by_id in self.stores.values():
-                memo.clear()  # in place: the remembered functions hold them
-                by_id.clear()
+            for store in self.stores.values():
+                store.clear()  # in place: the remembered functions hold them
+            for shared in self._by_value:
+                shared.clear()
+            self.walks.clear()
             self.sets.forget()
+            self.indexes.forget()
             for name in self.program["lets"]:
                 self.values.pop(name, None)
 
@@ -227,17 +246,12 @@ class Evaluation:
                 return self.values[name]
         elif carried is not None and name in carried.values and self.keeps(f"let:{name}"):
             value = self.values[name] = carried.values[name]
+            if name in carried.charges:
+                self.charges[name] = carried.charges[name]
             self._changed[name] = False
             return value
         else:
-            self.budget.spend(self.program["weights"][f"let:{name}"])
-            self.budget.build(self.program["rooms"].get(f"let:{name}", 0))
-            try:
-                value = self.lets[name]()
-            except (BudgetExceeded, RulesError):
-                raise
-            except Exception as err:
-                raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
+            value = self._compute_let(name)
         if carried is not None:
             from .carry import same
 
@@ -255,14 +269,80 @@ class Evaluation:
         self.values[name] = value
         return value
 
+    def _compute_let(self, name: str) -> Any:
+        """Compute a ``let``. What computing a hoisted comprehension charged the budget is kept
+        for its later reads, but for the named values it computed on the way: those are
+        computed once in any case."""
+        budget = self.budget
+        budget.spend(self.program["weights"][f"let:{name}"])
+        budget.build(self.program["rooms"].get(f"let:{name}", 0))
+        left, room = budget.left, budget.room
+        hoisted, outer, reading = name[0] == "#", self._named_charges, self._deps
+        self._named_charges = [0, 0] if hoisted else None
+        self._deps = None  # a let's value depends on the names it reads, not on who reads it
+        try:
+            key = f"let:{name}"
+            value = self._walk(key) if self.incremental and key in self.loop_items else self.lets[name]()
+        except (BudgetExceeded, RulesError):
+            raise
+        except Exception as err:
+            if hoisted:  # the failure is the expression's where it is read
+                raise
+            raise self._failure(err, f"`{name}`", self.program["defined"][f"let:{name}"]) from None
+        finally:
+            named, self._named_charges, self._deps = self._named_charges, outer, reading
+        steps, built = left - budget.left, room - budget.room
+        if hoisted:
+            assert named is not None
+            self.charges[name] = (steps - named[0], built - named[1])
+            steps, built = named
+        if outer is not None:
+            outer[0] += steps
+            outer[1] += built
+        return value
+
+    def hoisted(self, name: str) -> Any:
+        """A hoisted comprehension's value (``H``, ``hoist.py``): computed once, and charged to
+        the budget at each read what computing it charged."""
+        try:
+            value = self.values[name]
+        except KeyError:
+            return self.value(name)
+        steps, room = self.charges.get(name, (0, 0))
+        self.budget.spend(steps)
+        self.budget.build(room)
+        return value
+
+    def read(self, name: str) -> Any:
+        """A top-level value, as the rules read it in an editor's check (``G``): recorded as
+        read by the remembered call or loop item running."""
+        deps = self._deps
+        if deps is not None and name in self._varying:
+            deps[name] = True
+        return self.value(name)
+
+    def read_key(self, name: str, key: Any) -> Any:
+        """A top-level value read for ``name[key]`` (``GK``): in an editor's check, recorded as a
+        read of that key alone, with what it gave."""
+        value = self.value(name)
+        deps = self._deps
+        if deps is not None:
+            try:
+                deps[(name, key)] = values.get_index(value, key)
+            except TypeError:  # a key that is a list or map: the whole value read
+                deps[name] = True
+        return value
+
     def _lazy(self, name: str, fact: LazyFact) -> Any:
         if name in self._pending:
             raise RulesError(self.fallback_file, 1, 1, f"the fact `{name}` depends on itself")
         self._pending.add(name)
+        reading, self._deps = self._deps, None
         try:
             return fact.compute()
         finally:
             self._pending.discard(name)
+            self._deps = reading
 
     def call(self, name: str, args: list[Any]) -> Any:
         """Call a function the rules define, for the engine, with a budget of its own."""
@@ -288,98 +368,108 @@ class Evaluation:
             raise self._failure(err, f"the doc of rule `{rule['id']}`", [rule["file"], *rule["pos"]]) from None
 
     def memoize(self, name: str, function: Callable[..., Any], costly: frozenset[str]) -> Callable[..., Any]:
+        """``function`` remembered by its arguments (``memo.py``), if it is costly: it builds
+        lists or looks at the repository, itself or through the functions it calls."""
         if name not in costly:
             return function
-        # Each function has stores of its own: key → (arguments, result), the arguments kept
-        # alive so that an id used in a key stays theirs.
-        memo: dict[Any, tuple[Any, Any]] = {}
-        by_id: dict[int, tuple[Any, Any]] = {}  # one-parameter calls on a record or list
-        self.stores[name] = (memo, by_id)  # for the next evaluation (``carry``), and to forget
-        if self._carried is not None:
-            return self._memoize_carried(name, function, memo, by_id)
-        plain, containers = _PLAIN_KEYS, _CONTAINERS
-        arity = function.__code__.co_argcount
+        store: dict[Any, Entry] = {}
+        self.stores[name] = store  # for the next evaluation (``carry``), and to forget
+        by_value: dict[Any, list[Any]] = {}  # `memo.value_key` → [an entry, whether it `shares`]
+        self._by_value.append(by_value)
+        positional = name in self._positional
 
-        # One- and two-parameter functions (most of them) get a key without building an
-        # argument list; a plain string or number is its own key, a record or list its id.
-        # (Measured with the general one alone: resolve of 2,000 tools, 15 % more instructions.)
-        def remembered1(a: Any) -> Any:
-            cls = a.__class__
-            if cls in containers:
-                found = by_id.get(id(a))
-                if found is None:
-                    found = by_id[id(a)] = (a, function(a))
-                return found[1]
-            key = a if cls in plain else _identity(a)
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = (a, function(a))
-            return found[1]
+        def compute(args: tuple[Any, ...]) -> Entry:
+            return (args, function(*args), None)
 
-        def remembered2(a: Any, b: Any) -> Any:
-            # `_identity` written out for the common arguments: a plain value, a record or list
-            kind = a.__class__
-            first = a if kind in plain else ("id", id(a)) if kind in containers else _identity(a)
-            kind = b.__class__
-            key = (first, b if kind in plain else ("id", id(b)) if kind in containers else _identity(b))
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = ((a, b), function(a, b))
-            return found[1]
+        def miss(key: Any, args: tuple[Any, ...], compute: Callable[..., Entry] = compute) -> Entry:
+            blind = None if positional else memo.value_key(args, self.sets.key)
+            if blind is not None:
+                found = by_value.get(blind)
+                if found is not None:
+                    if found[1] is None:
+                        found[1] = memo.shares(found[0], self.budget)
+                    if found[1]:
+                        shared: Entry = found[0]
+                        store[key] = shared
+                        return shared
+            entry = store[key] = compute(args)
+            if blind is not None and blind not in by_value:
+                by_value[blind] = [entry, None]
+            return entry
 
-        def remembered(*args: Any) -> Any:
-            key = tuple(map(_identity, args))
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = (args, function(*args))
-            return found[1]
+        if not self.incremental:
+            return memo.remembered(function, store, miss)
 
-        return remembered1 if arity == 1 else remembered2 if arity == 2 else remembered
+        def recorded(args: tuple[Any, ...]) -> Entry:
+            outer, deps = self._deps, dict[Any, Any]()
+            self._deps = deps
+            try:
+                return (args, function(*args), deps)
+            finally:
+                self._deps = outer
 
-    def _memoize_carried(
-        self,
-        name: str,
-        function: Callable[..., Any],
-        memo: dict[Any, tuple[Any, Any]],
-        by_id: dict[int, tuple[Any, Any]],
-    ) -> Callable[..., Any]:
-        """``memoize``, taking a call's result from the carried evaluation's stores when the
-        function reads nothing that changed."""
-        assert self._carried is not None
-        old_memo, old_by_id = self._carried.stores.get(name, ({}, {}))
-        keeps, plain, containers = self.keeps, _PLAIN_KEYS, _CONTAINERS
-        defined = f"fn:{name}"
+        def recalled(key: Any, args: tuple[Any, ...]) -> Entry:
+            entry = self._recall(name, key)
+            if entry is None:
+                return miss(key, args, recorded)
+            store[key] = entry
+            return entry
 
-        def remembered1(a: Any) -> Any:
-            cls = a.__class__
-            if cls in containers:
-                found = by_id.get(id(a))
-                if found is None:
-                    found = old_by_id.get(id(a))
-                    if found is None or found[0] is not a or not keeps(defined):
-                        found = (a, function(a))
-                    by_id[id(a)] = found
-                return found[1]
-            key = a if cls in plain else _identity(a)
-            found = memo.get(key)
-            if found is None:
-                found = old_memo.get(key)
-                if found is None or not keeps(defined):
-                    found = (a, function(a))
-                memo[key] = found
-            return found[1]
+        return memo.reading(store, recalled, lambda: self._deps)
 
-        def remembered(*args: Any) -> Any:
-            key = tuple(map(_identity, args))
-            found = memo.get(key)
-            if found is None:
-                found = old_memo.get(key)
-                if found is None or not keeps(defined):
-                    found = (args, function(*args))
-                memo[key] = found
-            return found[1]
+    def _recall(self, name: str, key: Any) -> Entry | None:
+        """The carried evaluation's call of ``name`` under ``key``, if what it read holds."""
+        carried = self._carried
+        entry = carried.stores[name].get(key) if carried is not None and name in carried.stores else None
+        if entry is None or (not self._same_repo and f"fn:{name}" in self._observes):
+            return None
+        return entry if self.holds(entry[2]) else None
 
-        return remembered1 if function.__code__.co_argcount == 1 else remembered
+    def holds(self, deps: dict[Any, Any] | None) -> bool:
+        """Whether what a remembered call or loop item of the carried evaluation read — top-level
+        values, and keys of them — is the same in this one."""
+        if not deps:
+            return deps is not None
+        for dep, seen in deps.items():
+            if dep.__class__ is str:
+                if self.changed(dep):
+                    return False
+            elif self.changed(dep[0]) and self.changed_at(dep[0], dep[1], seen):
+                return False
+        return True
+
+    def changed_keys(self, name: str) -> set[Any] | None:
+        """The keys at which ``name``, a map that changed, differs from the carried evaluation's
+        (None: it or the old value is no map), worked out once."""
+        if name not in self._changed_keys:
+            from .carry import changed_keys
+
+            assert self._carried is not None
+            self._changed_keys[name] = changed_keys(self.value(name), self._carried.values.get(name))
+        return self._changed_keys[name]
+
+    def replaced(self, items: list[Any], before: list[Any]) -> list[int]:
+        """The positions where list ``items`` holds another object than ``before``, a list as
+        long (worked out once for each pair: the loops over one list share it)."""
+        key = (id(items), id(before))
+        found = self._replaced.get(key)
+        if found is None or found[0] is not items or found[1] is not before:
+            found = self._replaced[key] = (
+                items,
+                before,
+                [i for i, (a, b) in enumerate(zip(items, before, strict=True)) if a is not b],
+            )
+        return found[2]
+
+    def changed_at(self, name: str, key: Any, seen: Any) -> bool:
+        """Whether ``name[key]`` differs from ``seen``, what it gave in the carried evaluation
+        (``name`` changed)."""
+        keys = self.changed_keys(name)
+        if keys is not None:
+            return key in keys
+        from .carry import same
+
+        return not same(values.get_index(self.value(name), key), seen)
 
     def diagnostics(self) -> list[Diagnostic]:
         """Every rule's diagnostics, sorted; rules that read a late fact run last."""
@@ -394,7 +484,7 @@ class Evaluation:
                 if kept is not None:
                     found.extend(kept)
                     continue
-                if self.incremental and index in self.rule_items:
+                if self.incremental and f"rule:{index}" in self.loop_items:
                     run = self._item_by_item(index, run)
                 try:
                     found.extend(self._recorded(index, list(self._run_rule(index, rule, run))))
@@ -421,42 +511,53 @@ class Evaluation:
         if carried is None or index not in carried.results or not self.keeps(f"rule:{index}"):
             return None
         made = self.results[index] = carried.results[index]
-        if index in carried.items:
-            self.items[index] = carried.items[index]
+        key = f"rule:{index}"
+        if key in carried.walks:
+            self.walks[key] = carried.walks[key]
         return [Diagnostic(*arguments) for arguments in made]
 
     def _item_by_item(self, index: int, run: Callable[[], Iterator[Any]]) -> Callable[[], Iterator[Any]]:
-        """Rule ``index`` (``for x in NAME …``) run item by item: each item's findings are kept
-        for the next evaluation, and taken from the carried one for an item that is the same
-        object when the rest of the rule reads nothing that changed. ``run`` (the whole rule)
-        when the loop would go over the budget: it fails there, as it does in one piece."""
-        name, weight, room = self.program["loops"][str(index)]
-        each = self.rule_items[index]
-        carried = self._carried
-        old = carried.items.get(index) if carried is not None and self.keeps(f"item:{index}") else None
-        made: dict[int, tuple[Any, list[Any]]] = {}
-        self.items[index] = made
+        """Rule ``index`` (``for x in NAME …``) run item by item (``_walk``); ``run`` (the whole
+        rule) when the loop would go over the budget: it fails there, as it does in one piece."""
 
         def item_by_item() -> Iterator[Any]:
-            items = values.as_items(self.value(name))
-            if len(items) * weight > self.budget.left or len(items) * room > self.budget.room:
-                yield from run()
-                return
-            self.budget.spend(len(items) * weight)
-            self.budget.build(len(items) * room)
-            keys = list(map(id, items))
-            # what the carried evaluation found for each item, looked up at C speed
-            carried_found = list(map(old.get, keys)) if old is not None else [None] * len(keys)
-            for item, key, found in zip(items, keys, carried_found, strict=True):
-                if found is None or found[0] is not item:
-                    found = made.get(key)  # the same item earlier in the list
-                    if found is None or found[0] is not item:
-                        found = (item, each(item))
-                made[key] = found
-                if found[1]:
-                    yield from found[1]
+            from itertools import chain
+
+            return chain.from_iterable(filter(None, self._walk(f"rule:{index}", run)))
 
         return item_by_item
+
+    def _walk(self, key: str, whole: Callable[[], Any] | None = None) -> list[Any]:
+        """What the function of one item of loop ``key`` (``loops``: a rule's first loop, or a
+        ``let`` that is a comprehension) gives for each item, in order — taken from the carried
+        evaluation's walk of the loop for each item that is the same object as then, when what
+        it read is the same (``carry.Walk``); for a ``let``, the items it keeps. ``whole``: what
+        to run instead when the walk would go over the budget (it fails there)."""
+        from .carry import Walk
+
+        name, weight, room = self.program["loops"][key]
+        items = values.as_items(self.value(name))
+        budget = self.budget
+        if whole is not None and (len(items) * weight > budget.left or len(items) * room > budget.room):
+            return [list(whole())]
+        budget.spend(len(items) * weight)
+        budget.build(len(items) * room)
+        carried = self._carried
+        old = carried.walks.get(key) if carried is not None else None
+        observing = (f"item:{key[5:]}" if key.startswith("rule:") else key) in self._observes
+        if old is not None and not self._same_repo and observing:
+            old = None
+        walk = Walk(items)
+        each, outer = self.loop_items[key], self._deps
+        try:
+            for position in walk.take(old, self) if old is not None else range(len(items)):
+                deps = self._deps = {}
+                walk.put(position, each(items[position]), deps or None)
+        finally:
+            self._deps = outer
+        self.walks[key] = walk
+        found = walk.found
+        return [item for item in found if item is not values.SKIP] if key.startswith("let:") else found
 
     def _recorded(self, index: int, found: list[Diagnostic]) -> list[Diagnostic]:
         self.results[index] = [(d.rule, d.severity, d.message, d.file, d.line, d.column, d.fix_value) for d in found]
@@ -557,8 +658,10 @@ def _checked_value(local: dict[str, Any]) -> str | None:
 def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozenset[str]) -> dict[str, Any]:
     """What generated code reads: the helpers named in ``codegen.HELPERS``."""
     return {
-        "G": evaluation.value,
-        "V": evaluation.values,
+        # an editor's check reads every top-level value through `G`, which records the read
+        "G": evaluation.read if evaluation.incremental else evaluation.value,
+        "V": {} if evaluation.incremental else evaluation.values,
+        "GK": evaluation.read_key if evaluation.incremental else lambda name, key: evaluation.value(name),
         "A": values.get_attr,
         "I": values.get_index,
         "IN": observer.sets.contains,
@@ -578,6 +681,9 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "MEMO": lambda name, function: evaluation.memoize(name, function, costly),
         "OBS": observer,
         "TN": values.TYPE_NAMES,
+        "H": evaluation.hoisted,
+        "SKIP": values.SKIP,
+        "PICK": evaluation.indexes.pick,
         **{f"B_{name}": entry[2] for name, entry in BUILTINS.items()},
     }
 
@@ -587,23 +693,4 @@ def _fix_text(value: Any) -> str | None:
     return None if values.is_null(value) else values.text(value)
 
 
-#: argument types that are their own memo key (hashable by value, no position that could end up
-#: in the result)
-_PLAIN_KEYS = frozenset({str, int, float, bool, type(None)})
-#: the containers manifest data and rule values are made of: remembered by identity (never changed)
-_CONTAINERS = frozenset({dict, list, LocatedMap, LocatedList})
-
-
 _MISSING = object()
-
-
-def _identity(value: Any) -> Any:
-    """A memo key for an argument: itself when hashable by value, else its identity."""
-    kind = value.__class__
-    if kind is LocatedStr:
-        return ("str", value, value.loc)  # the result may carry the argument's position
-    if kind in _CONTAINERS or isinstance(value, dict | list):
-        return ("id", id(value))
-    if isinstance(value, LocatedConst):
-        return ("const", value.value)
-    return value
