@@ -1,11 +1,11 @@
-"""Cold runs of `validate`, `tools ls` and `resolve` on the inputs issue 9 found slow, and of
-`validate` with the rules files issue 8 found could run without end or take all the memory.
+"""Cold runs of `validate`, `tools ls` and `resolve` on inputs that once were slow, and of
+`validate` with rules files that once could run without end or take all the memory.
 
     .venv/bin/python benchmarks/bench_hostile.py [--runs 3]
 
 Each input is written to a temporary repository; each command runs in a new process. Prints the
 fastest and the slowest wall time per input and command, and the peak memory (from ``wait4``).
-Before issue 9 these took 6 to 55 s; the promise is that every run ends well within 10 s. A
+These once took 6 to 55 s; the promise is that every run ends well within 10 s. A
 hostile rules file ends in `error[rules]` (exit 2), or in a report (the regular expression), its
 peak memory within about 100 MB of a plain run's.
 """

@@ -1,4 +1,4 @@
-"""Language-server and SARIF figures (issue 11).
+"""Language-server and SARIF figures.
 
 1. `beeuni lsp`, warm: the time from one edit of a manifest (a `didChange` of one character in
    a tool's value) to the diagnostics it publishes, over many edits; p50 and p99, and the

@@ -7,8 +7,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import TextIO

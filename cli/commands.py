@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from ..engine.paths import MANIFEST_NAME
+from ..engine.printable import printable
 from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
-from ..engine.visible import visible
 from . import report
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, exit_status, note_errors
 from .shared import DEFAULT_MODULE_LIMIT, TEXT_FORMATS, UsageError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,12 +51,12 @@ def failure_message(err: Exception) -> str:
     if isinstance(err, RulesError):
         return err.report().rstrip("\n")
     if isinstance(err, ManifestNotFound | UsageError):
-        return f"beeuni: {visible(str(err))}"
+        return f"beeuni: {printable(str(err))}"
     if os.environ.get("BEEUNI_DEBUG"):
         import traceback
 
         traceback.print_exc()
-    return f"beeuni: internal error: {type(err).__name__}: {visible(str(err))}"
+    return f"beeuni: internal error: {type(err).__name__}: {printable(str(err))}"
 
 
 class Checked:
@@ -264,7 +263,7 @@ def tools_ls(
         rows = [(tool["name"], tool["kind"], tool["source"]) for tool in document["tools"]]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
         if footer:
-            sys.stdout.write("\n" + "".join(visible(line) + "\n" for line in footer))
+            sys.stdout.write("\n" + "".join(printable(line) + "\n" for line in footer))
     return _note_errors(run)
 
 
@@ -385,7 +384,7 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
         from . import formats
 
         found = [
-            Diagnostic("rules", p.severity, visible(p.message), visible(p.file), p.line, p.column) for p in problems
+            Diagnostic("rules", p.severity, printable(p.message), printable(p.file), p.line, p.column) for p in problems
         ]
         formats.write(output_format, formats.Findings(found, [], Sources(lambda _: None)), sys.stdout)
     errors = sum(1 for problem in problems if problem.severity == "error")

@@ -4,8 +4,7 @@ and the commands' exit statuses."""
 from __future__ import annotations
 
 import sys
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

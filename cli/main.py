@@ -1,23 +1,18 @@
-"""The ``beeuni`` command's entry point (``main``, called by the script bin/beeuni).
+"""The entry point of the ``beeuni`` command (``main``).
 
 The common forms of ``validate`` and ``resolve`` are parsed here by hand and go straight to
 ``commands``, without importing Typer (``fast_command``); anything else — ``--help``, a
 mistake, every other command — goes to the Typer application, which owns the documented
 interface. A test runs both paths on the same arguments and requires the same output.
-
-For the same reason the modules of these commands do not import ``typing`` at run time (a tenth
-of a small run): each says ``TYPE_CHECKING = False`` where ``from typing import TYPE_CHECKING``
-would stand, which type checkers read the same way.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
+from typing import TYPE_CHECKING
 
 from .shared import FORMATS
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

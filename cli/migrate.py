@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from ..engine.edit.opencode_source import SourceFile, converted_module, read_tool_file
 from ..engine.lang.values import text
+from ..engine.printable import printable
 from ..engine.project import open_project
-from ..engine.visible import visible
 from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 from .progress import label_of, progress
 from .shared import bun
@@ -41,7 +41,7 @@ def migrate(path: str, rules: str | None, dry_run: bool, limit: float) -> int:
             raise refuse("broken", run.manifest)
         candidates: list[dict[str, Any]] = run.output("migrate_candidates")
         if not candidates:
-            sys.stdout.write(visible(text(run.call("migrate_nothing"))) + "\n")
+            sys.stdout.write(printable(text(run.call("migrate_nothing"))) + "\n")
             return EXIT_OK
         files, sources = _read_candidates(run, candidates, limit)
         plan: dict[str, Any] = run.call("migrate_plan", files)
@@ -49,10 +49,10 @@ def migrate(path: str, rules: str | None, dry_run: bool, limit: float) -> int:
         if not dry_run:
             changes.commit()
     except Refusal as refusal:
-        sys.stderr.write(f"beeuni: {visible(str(refusal))}\n")
+        sys.stderr.write(f"beeuni: {printable(str(refusal))}\n")
         return EXIT_FAILURE
     for line in run.call("migrate_report", plan, dry_run):
-        sys.stdout.write(visible(text(line)) + "\n")
+        sys.stdout.write(printable(text(line)) + "\n")
     return EXIT_OK
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..engine.lang.values import text
-from ..engine.visible import visible, visible_json
+from ..engine.printable import printable, printable_json
 from . import diagnostic_text
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,7 +44,7 @@ def write_json(document: Any, stream: TextIO | None = None) -> None:
     """``document`` as indented JSON (``json.dumps(indent=2, ensure_ascii=False)``'s text)."""
     import json
 
-    (stream or sys.stdout).write(visible_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
+    (stream or sys.stdout).write(printable_json(json.dumps(document, indent=2, ensure_ascii=False)) + "\n")
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
@@ -58,7 +57,7 @@ def summary(diagnostics: Sequence[Diagnostic]) -> str:
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """Plain columns, two spaces apart, the last one unpadded — as in the design document."""
-    cells = [[str(cell) for cell in header], *[[visible(text(cell)) for cell in row] for row in rows]]
+    cells = [[str(cell) for cell in header], *[[printable(text(cell)) for cell in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
     lines = []
     for row in cells:

@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from ..engine.visible import visible
+from ..engine.printable import printable
 from .session_runner import error_message
 from .session_texts import SessionTexts
 
@@ -110,8 +110,8 @@ def log_lines(record: dict[str, Any], messages: list[dict[str, Any]], texts: Ses
             "log_header",
             id=record["id"],
             status=record["status"],
-            agent=visible(str(record.get("agent"))),
-            model=visible(str(record.get("model") or texts.message("unknown_model_name"))),
+            agent=printable(str(record.get("agent"))),
+            model=printable(str(record.get("model") or texts.message("unknown_model_name"))),
             created=started(record.get("created")),
         )
     ]
@@ -122,7 +122,7 @@ def log_lines(record: dict[str, Any], messages: list[dict[str, Any]], texts: Ses
                     lines.append(texts.message("log_user", detail=_one_line(part["text"])))
             continue
         model = message["model"] or texts.message("unknown_model_name")
-        lines.append(texts.message("log_assistant", agent=visible(str(message["agent"])), model=visible(model)))
+        lines.append(texts.message("log_assistant", agent=printable(str(message["agent"])), model=printable(model)))
         for part in message["parts"]:
             lines.extend(_part_lines(part, texts))
         if message["error"]:
@@ -132,16 +132,16 @@ def log_lines(record: dict[str, Any], messages: list[dict[str, Any]], texts: Ses
 
 def _part_lines(part: dict[str, Any], texts: SessionTexts) -> list[str]:
     if part["type"] == "text":
-        return [texts.message("log_text", detail=visible(line)) for line in part["text"].splitlines() or [""]]
+        return [texts.message("log_text", detail=printable(line)) for line in part["text"].splitlines() or [""]]
     arguments = json.dumps(part["arguments"], ensure_ascii=False) if part["arguments"] is not None else "{}"
     lines = [
-        texts.message("log_tool", tool=visible(str(part["tool"])), detail=visible(arguments), status=part["status"])
+        texts.message("log_tool", tool=printable(str(part["tool"])), detail=printable(arguments), status=part["status"])
     ]
     body = part.get("output") if part["status"] == "completed" else part.get("error")
     if body:
         lines.extend(texts.message("log_tool_output", detail=line) for line in shortened(body, texts))
     if part.get("spilled"):
-        lines.append(texts.message("log_tool_spilled", path=visible(part["spilled"])))
+        lines.append(texts.message("log_tool_spilled", path=printable(part["spilled"])))
     return lines
 
 
@@ -150,7 +150,7 @@ def shortened(body: str, texts: SessionTexts) -> list[str]:
     saying how long the whole was when it was cut."""
     head = body[: texts.output_characters]
     head_lines = head.splitlines()
-    shown = [visible(line) for line in head_lines[: texts.output_lines]]
+    shown = [printable(line) for line in head_lines[: texts.output_lines]]
     if len(head) < len(body) or len(head_lines) > texts.output_lines:
         shown.append(texts.message("log_shortened", detail=len(body)))
     return shown
@@ -164,4 +164,4 @@ def started(created: Any) -> str:
 
 
 def _one_line(text: str) -> str:
-    return visible(text.strip())
+    return printable(text.strip())

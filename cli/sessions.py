@@ -21,9 +21,9 @@ from typing import Any
 from ..daemon.changes import SHORT
 from ..daemon.messages import say
 from ..engine.paths import git_top
+from ..engine.printable import printable
 from ..engine.project import ProjectRun, open_project, rules_only
 from ..engine.release.snapshot import ReleaseError, commit_of
-from ..engine.visible import visible
 from .commands import failure_message
 from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
 from .opencode_server import OpencodeError, OpencodeMissing, OpencodeServer, find_opencode
@@ -44,7 +44,7 @@ def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, m
     run = open_project(path, rules)
     texts = SessionTexts(run)
     if model is not None and not texts.model_ok(model):
-        raise UsageError(texts.message("model_format", detail=visible(model)))
+        raise UsageError(texts.message("model_format", detail=printable(model)))
     request = _request(run, rules, texts, prompt, agent or texts.session_agent, model)
     return _turn(request, texts, wait)
 
@@ -110,11 +110,11 @@ def sessions_converge(session_id: str, path: str, rules: str | None, release: st
         answer = ask(address, release)
         if answer is not None:
             if answer.get("event") != "converged":
-                failed = texts.message("converge_failed", id=record["id"], detail=visible(str(answer.get("error"))))
+                failed = texts.message("converge_failed", id=record["id"], detail=printable(str(answer.get("error"))))
                 sys.stderr.write(f"beeuni: {failed}\n")
                 return EXIT_ERRORS
             summary = run.call("release_changes", answer["changes"])
-            sys.stdout.write(texts.message("converged_now", id=record["id"], detail=visible(summary)) + "\n")
+            sys.stdout.write(texts.message("converged_now", id=record["id"], detail=printable(summary)) + "\n")
             return EXIT_OK
     found = git_top(run.repo.root)
     if not record.get("release") or found is None:
@@ -133,7 +133,7 @@ def sessions_converge(session_id: str, path: str, rules: str | None, release: st
 def _record_of(store: SessionStore, session_id: str, texts: SessionTexts) -> dict[str, Any]:
     record = store.read(session_id)
     if record is None:
-        raise UsageError(texts.message("no_session", id=visible(session_id)))
+        raise UsageError(texts.message("no_session", id=printable(session_id)))
     return record
 
 
@@ -145,12 +145,12 @@ def _report(outcome: Outcome, session_id: str, texts: SessionTexts) -> int:
     if outcome.status == "interrupted":
         sys.stderr.write(f"beeuni: {texts.message('interrupted', id=session_id)}\n")
     else:
-        sys.stderr.write(f"beeuni: {texts.message('ended_in_error', id=session_id, detail=visible(outcome.error))}\n")
+        sys.stderr.write(f"beeuni: {texts.message('ended_in_error', id=session_id, detail=printable(outcome.error))}\n")
     return EXIT_ERRORS
 
 
 def visible_lines(text: str) -> str:
-    return "\n".join(visible(line) for line in text.splitlines())
+    return "\n".join(printable(line) for line in text.splitlines())
 
 
 def _start_detached(request: SessionRequest) -> int:
@@ -204,7 +204,7 @@ def sessions_log(session_id: str, path: str, rules: str | None, as_json: bool) -
     store = SessionStore(run.repo.root)
     record = store.read(session_id)
     if record is None:
-        raise UsageError(texts.message("no_session", id=visible(session_id)))
+        raise UsageError(texts.message("no_session", id=printable(session_id)))
     record["status"] = current_status(record)
     messages = messages_of(_export(store, record), _spilled_note(run))
     if as_json:
@@ -249,12 +249,12 @@ def sessions_ls(path: str, rules: str | None, as_json: bool) -> int:
         return EXIT_OK
     rows = [texts.message("ls_header").split("\t")]
     for record in records:
-        prompt = visible(str(record.get("prompt", "")).strip().split("\n", 1)[0])
+        prompt = printable(str(record.get("prompt", "")).strip().split("\n", 1)[0])
         line = texts.message(
             "ls_row",
             id=record["id"],
             created=started(record.get("created")),
-            agent=visible(str(record.get("agent"))),
+            agent=printable(str(record.get("agent"))),
             status=record["status"],
             detail=prompt[: texts.prompt_characters],
         )

@@ -8,7 +8,7 @@ heavy at import: the hand-parsed fast path of ``main.py`` reads the formats from
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engine.project import ProjectRun

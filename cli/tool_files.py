@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.edit.entries import add_section, set_entry
 from ..engine.lang.values import text
-from ..engine.visible import visible
+from ..engine.printable import printable
 from ..engine.yaml.manifest_text import EditRefused, ManifestText
 from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 
@@ -97,10 +97,10 @@ def module_command(run: ProjectRun, command: str, name: str, write: Callable[[Re
     try:
         module_path, manifest_file = write(refuse)
     except Refusal as refusal:
-        sys.stderr.write(f"beeuni: {visible(str(refusal))}\n")
+        sys.stderr.write(f"beeuni: {printable(str(refusal))}\n")
         return EXIT_FAILURE
     for line in run.call(f"{command}_summary", name, module_path, manifest_file):
-        sys.stdout.write(visible(text(line)) + "\n")
+        sys.stdout.write(printable(text(line)) + "\n")
     return EXIT_OK
 
 

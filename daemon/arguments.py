@@ -18,7 +18,7 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from ..engine.visible import visible
+from ..engine.printable import printable
 
 SHOWN_VALUE = 80  # characters of a value shown in a refusal, then "…"
 
@@ -50,7 +50,7 @@ def argument_problem(validator: Validator, args: Any, texts: dict[str, Any]) -> 
     keyword = str(error.validator)
     template = texts["keywords"].get(keyword, texts["other"])
     fields = _fields(error, keyword, texts["root"])
-    return str(template).format_map(defaultdict(str, {name: visible(value) for name, value in fields.items()}))
+    return str(template).format_map(defaultdict(str, {name: printable(value) for name, value in fields.items()}))
 
 
 def _fields(error: ValidationError, keyword: str, root: str) -> dict[str, str]:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import frames
+from . import host_channel
 from .log import write as log
 from .messages import say
 from .probe import load_modules
@@ -125,7 +125,7 @@ class ModuleHost:
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
         call = dict(op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output)
         try:
-            request = frames.encode(call)
+            request = host_channel.encode(call)
         except (ValueError, RecursionError) as err:
             return CallOutcome(False, error=str(err), reason="unsendable")
         process: _Process | None = None
@@ -277,18 +277,18 @@ class _Process:
         try:
             self._writer.write(request)
             await self._writer.drain()
-            head = await frames.read_message(self._reader)
+            head = await host_channel.read_message(self._reader)
             if head.get("op") != "result" or head.get("id") != call:
-                raise frames.BadFrame(NOT_THE_ANSWER)
+                raise host_channel.BadFrame(NOT_THE_ANSWER)
             if head.get("ok") is True:
-                data = await frames.read_raw(self._reader, max_output)
+                data = await host_channel.read_raw(self._reader, max_output)
                 return CallOutcome(True, data.decode("utf-8", errors="replace")), True
             reason = head.get("reason")
             reason = reason if reason in ("thrown", "too_large") else "crashed"
             return CallOutcome(False, error=str(head.get("error", "")), reason=reason), True
-        except frames.TooLarge as err:
+        except host_channel.TooLarge as err:
             return CallOutcome(False, error=str(err.size), reason="too_large"), False
-        except frames.BadFrame as err:
+        except host_channel.BadFrame as err:
             return CallOutcome(False, error=f"not a protocol frame: {err}", reason="crashed"), False
         except (asyncio.IncompleteReadError, ConnectionError):
             return CallOutcome(False, error=await self._exit_status(), reason="crashed"), False

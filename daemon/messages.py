@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..engine.visible import visible
+from ..engine.printable import printable
 
 
 def say(messages: dict[str, str], key: str, **fields: str) -> str:
@@ -12,4 +12,4 @@ def say(messages: dict[str, str], key: str, **fields: str) -> str:
     not given stays empty. A value comes from a request, the manifest or a module (a tool or agent
     name, a path, a reason, a line a module printed): shown escaped, it cannot split the answer or
     forge a log line."""
-    return messages[key].format_map(defaultdict(str, {name: visible(value) for name, value in fields.items()}))
+    return messages[key].format_map(defaultdict(str, {name: printable(value) for name, value in fields.items()}))

@@ -13,7 +13,7 @@ import tempfile
 from collections import defaultdict, deque
 from typing import Any
 
-from ..engine.visible import visible
+from ..engine.printable import printable
 
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
@@ -67,7 +67,7 @@ def limit_output(output: str, tool: str, note: str, folder: SpillFolder | None =
     path = folder.store(data, tool) if folder is not None else _store_in_temp(data, tool)
     # The whole answer, note included, stays within both limits: a harness that cuts at the same
     # limits (opencode does) hands the model the note too.
-    told = "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=visible(path)))
+    told = "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=printable(path)))
     room = MAX_LINES - told.count("\n")
     head = "\n".join(output.split("\n", room)[:room])
     head = head.encode("utf-8")[: MAX_BYTES - len(told.encode("utf-8"))].decode("utf-8", errors="ignore")

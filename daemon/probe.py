@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from . import frames
+from . import host_channel
 from .sandbox import Confinement, confinement_for, start
 from .secrets import state_dir
 
@@ -142,7 +142,7 @@ def _probe_run(
         return results
 
     try:
-        channel.sendall(frames.encode(request))
+        channel.sendall(host_channel.encode(request))
         selector.register(channel, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
@@ -153,8 +153,8 @@ def _probe_run(
                 return stopped("crashed", f"exit status {_exit_status(process)}")
             buffer += chunk
             try:
-                messages, buffer = frames.split(buffer)
-            except frames.BadFrame as err:
+                messages, buffer = host_channel.split(buffer)
+            except host_channel.BadFrame as err:
                 return stopped("crashed", str(err))
             for message in messages:
                 if message.get("op") == "probing":

@@ -25,15 +25,14 @@ import os
 from typing import TYPE_CHECKING
 
 from ..engine.paths import Repository, git_top
+from ..engine.printable import printable
 from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.release.git_index import Release
 from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import ResolvedToolSet
-from ..engine.visible import visible
 from . import strict_json, syscall_filter
 from .arguments import InvalidSchema, argument_problem, validator_of
-from .carried import uncarried
 from .changes import Changes, changes_between
 from .generation import Generation
 from .grants import Grants
@@ -43,6 +42,7 @@ from .log import write as log_line
 from .messages import say
 from .private import PrivateFolder
 from .sandbox import confinement_for, landlock_missing
+from .schema_offer import uncarried
 from .secrets import SecretStore, state_dir
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ class Session:
         failed.update(_shown(report.failed, snapshot))
         if failed:
             lines = [resolved.messages["did_not_load"]]
-            lines += [f"  {visible(name)}: {visible(reason)}" for name, reason in sorted(failed.items())]
+            lines += [f"  {printable(name)}: {printable(reason)}" for name, reason in sorted(failed.items())]
             log_line("\n".join(lines) + "\n")
         self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
         return Generation(

@@ -15,6 +15,6 @@ The pipeline, one stage a folder or module, in the order a run takes them:
 ``cache/``        what is kept between runs: the cache folder
 ``corpus/``       many projects under two rule sets (``beeuni rules diff``)
 
-Beside them: ``shipped.py`` (the Beeuni tools' modules in the rules folder) and ``visible.py``
+Beside them: ``shipped.py`` (the Beeuni tools' modules in the rules folder) and ``printable.py``
 (text from a manifest made safe to print).
 """

@@ -17,12 +17,12 @@ Facts handed to the rules (see ``docs/rules-language.md``):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .paths import MISSING, Repository
 from .yaml.loader import MAX_FILE_BYTES, LoadProblem
 from .yaml.located import LocatedMap, LocatedStr
 from .yaml.reparse import Parsed, parse
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,6 +12,7 @@ value read back is checked against its shape (``contract/readback.py``) when it 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .contract.readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES, WrongShape, describe
 from .contract.rules_interface import RULES_INTERFACE
@@ -21,8 +22,6 @@ from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
 from .paths import MANIFEST_NAME, Repository, git_top, manifest_path
 from .suppress import Suppressions, Syntax
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -3,7 +3,7 @@ daemon loads. Its model and JSON Schema are in ``resolved.py``."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any, Literal

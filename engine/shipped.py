@@ -10,10 +10,9 @@ the data that names it.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .lang.errors import Problem, RulesError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

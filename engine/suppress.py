@@ -21,11 +21,11 @@ comment at the end of the line, else a new comment line above it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .lang import patterns
 from .yaml.located import LocatedStr
 from .yaml.source_text import SourceText
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -1,4 +1,4 @@
-"""Adding a Beeuni tool is one data line, one module and one test case (issue 8.4): the three
+"""Adding a Beeuni tool is one data line, one module and one test case: the three
 blocks of "Adding a Beeuni tool" in docs/rules-language.md, applied to a copy of the rules, give a
 tool that `rules check` and `rules test` accept and that validate, tools ls, resolve, the real
 daemon (with real Bun, against the platform stand-in) and tools eject all know."""

@@ -1,4 +1,4 @@
-"""Inputs that once took quadratic time or crashed (issue 9), too large for a golden case: what
+"""Inputs that once took quadratic time or crashed, too large for a golden case: what
 they are answered with. How long they take is measured by benchmarks/bench_hostile.py, not here.
 """
 

@@ -61,7 +61,7 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
 
 
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
-    """bin/beeuni ends `validate` and `resolve` with what is still buffered written — here a
+    """The installed `beeuni` command ends `validate` and `resolve` with what is still buffered written — here a
     document larger than the output buffer — and the command's exit status."""
     args = ["resolve", "--json", "project"]
     fast = run_beeuni(args, cwd=GOLDEN / "agents-subagents")
@@ -220,13 +220,13 @@ def test_rule_docs_are_rendered_user_documentation() -> None:
 def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
     """A `validate` imports neither Lark (the shipped rules are compiled) nor the daemon's or the
     rest of the CLI's libraries, nor (for text that is not on a terminal) the machine formats,
-    code frames or the language server — nor `typing`, whose import is a tenth of a small run."""
+    code frames or the language server."""
     probe = (
         "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'validate', sys.argv[1]]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel', 'pygls', 'lsprotocol',"
-        " 'typing', 'dataclasses', 'inspect', 'json', 'jsonschema', 'dask', 'distributed')"
+        " 'dataclasses', 'inspect', 'json', 'jsonschema', 'dask', 'distributed')"
         " or m.startswith(('beeuni.cli.formats', 'beeuni.engine.yaml.spans', 'beeuni.cli.frames')))\n"
         "print(heavy, file=sys.stderr)"
     )
@@ -241,7 +241,7 @@ def test_validate_imports_only_what_it_needs(tmp_path: Path) -> None:
 
 #: what a first run of `validate` or `resolve` on a clean project needs none of: the editing of manifests
 NOT_ON_THE_FIRST_RUN = (
-    *("typing", "json", "importlib.util", "importlib.machinery", "bisect"),
+    *("json", "importlib.util", "importlib.machinery", "bisect"),
     *("beeuni.engine.edit.entries", "beeuni.engine.edit.text_edit", "beeuni.engine.yaml.spans"),
     # an editor's evaluations only are carried; the folder checks run when rules are compiled
     *("beeuni.engine.lang.carry", "beeuni.engine.shipped", "beeuni.engine.contract.optional_readback"),
@@ -265,13 +265,12 @@ def test_a_first_run_imports_no_editing_of_manifests(tmp_path: Path, command: st
 
 
 def test_resolve_imports_neither_typer_nor_pydantic(tmp_path: Path) -> None:
-    """`beeuni resolve` builds its document from the rules' checked values: no model, no Typer,
-    no `typing`."""
+    """`beeuni resolve` builds its document from the rules' checked values: no model, no Typer."""
     probe = (
         "import sys; from beeuni.cli.main import main; sys.argv = ['beeuni', 'resolve', sys.argv[1], '--json']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel', 'typing'))\n"
+        "('lark', 'typer', 'click', 'rich', 'pydantic', 'fastapi', 'uvicorn', 'ruamel'))\n"
         "print(heavy, file=sys.stderr)"
     )
     env = {"BEEUNI_CACHE_DIR": str(tmp_path), "NO_COLOR": "1"}

@@ -1,7 +1,7 @@
 """schemathesis against the running daemon and its OpenAPI document (`GET /beeuni/openapi.json`):
 for generated requests — valid ones and ones that break the document (bodies that are no object,
 odd names, headers and queries) — every answer must be documented (status, content type and body
-shape) and none may be a 5xx (issue 9). Real daemon, real Bun; bounded by the number of examples,
+shape) and none may be a 5xx. Real daemon, real Bun; bounded by the number of examples,
 with no deadline (the machine is shared)."""
 
 from __future__ import annotations

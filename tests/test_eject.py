@@ -1,4 +1,4 @@
-"""`beeuni tools eject`, `tools new` and `tools migrate` golden cases (issue 10): before and
+"""`beeuni tools eject`, `tools new` and `tools migrate` golden cases: before and
 after trees, byte for byte.
 
     tests/golden/eject-<case>/
@@ -26,7 +26,7 @@ from test_golden import UPDATE, output_name
 
 GOLDEN = ROOT / "tests" / "golden"
 SHIPPED = ROOT / "rules" / "beeuni_tools"
-#: `tools new` and `tools migrate` change their project the same way (issue 10, items 3 and 4)
+#: `tools new` and `tools migrate` change their project the same way
 CASES = sorted(
     path
     for path in [*GOLDEN.glob("eject-*"), *GOLDEN.glob("tools-new-*"), *GOLDEN.glob("migrate-*")]

@@ -1,4 +1,4 @@
-"""`beeuni validate --fix` and `--diff` (issue 11, item 4): golden before/after trees, byte for
+"""`beeuni validate --fix` and `--diff`: golden before/after trees, byte for
 byte, and the refusals that must write nothing.
 
     tests/golden/fix-<case>/

@@ -1,4 +1,4 @@
-"""The language server's incremental checks (issue 11) give what a fresh check gives.
+"""The language server's incremental checks give what a fresh check gives.
 
 As you type, ``beeuni lsp`` keeps what did not change between two checks: each file as parsed
 (an edit inside one entry re-reads that entry only, ``engine/yaml/reparse.py``), the manifest's

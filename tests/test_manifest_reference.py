@@ -1,4 +1,4 @@
-"""docs/manifest-reference.md is what `beeuni rules doc` writes for the shipped rules (issue 8.5):
+"""docs/manifest-reference.md is what `beeuni rules doc` writes for the shipped rules:
 every rule, grouped as the rules files group them, with examples from its test cases."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`beeuni tools migrate` (issue 10, item 4) beyond its golden cases (tests/golden/migrate-*, run
+"""`beeuni tools migrate` beyond its golden cases (tests/golden/migrate-*, run
 by test_eject.py): a dry run changes nothing, a run that fails half-way takes its writes back."""
 
 from __future__ import annotations

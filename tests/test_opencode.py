@@ -70,7 +70,7 @@ def test_opencode_calls_a_project_tool_through_the_plugin_and_the_daemon(project
         refused = opencode(
             project, tmp_path / "home", daemon, "plan", "--tool", "echo", "--params", '{"text": "hello"}'
         )
-        # opencode itself refuses a tool hidden from the agent (issue 10, item 5); the daemon too (403)
+        # opencode itself refuses a tool hidden from the agent; the daemon too (403)
         assert "Tool echo is disabled for agent plan" in refused.stdout + refused.stderr
         assert (
             daemon.call("echo", {"text": "hello"}, agent="plan").json()["error"]
@@ -114,7 +114,7 @@ def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
 
 
 def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> None:
-    """Issue 10, item 5: the plugin gives opencode each agent's settings; the project's own
+    """The plugin gives opencode each agent's settings; the project's own
     opencode configuration is merged with, never overwritten; calls stay refused by the daemon."""
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)

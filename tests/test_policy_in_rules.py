@@ -127,7 +127,7 @@ def test_agents_follow_a_new_harness_tool_and_group(tmp_path: Path) -> None:
     shipped = run_beeuni(["validate"], cwd=project)
     assert "warning[agents/unknown-tool] `notebook_read` is no harness, Beeuni or project tool" in shipped.stdout
     edited = run_beeuni(["validate", "--rules", str(rules)], cwd=project)
-    assert edited.code == 0  # known now; added to one harness only, which the rules say (issue 8.6)
+    assert edited.code == 0  # known now; added to one harness only, which the rules say
     assert edited.stdout == (
         "beeuni.yaml:3:19: warning[agents/harness-only-tool] `notebook_read` exists only on the standard harness: "
         "agent `analyst` will not have it on the experimental harness\n"

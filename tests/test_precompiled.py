@@ -1,5 +1,5 @@
 """The shipped rules, compiled into the wheel (engine/lang/precompiled.py, setup.py), and the rule
-cache keyed by content (engine/lang/cache.py)."""
+cache keyed by content (engine/lang/program_cache.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property-based tests (Hypothesis) of the promises every input gets (issue 9).
+"""Property-based tests (Hypothesis) of the promises every input gets.
 
 ``validate``, ``tools ls`` and ``resolve`` on generated manifests — shapes, tags, unicode, line
 ends, symbolic links — exit 0, 1 or 2, never with a traceback or an internal error, and every

@@ -1,5 +1,5 @@
 """The values the engine reads back from the rules are checked where they are read: a wrong shape
-is `error[rules]` at the definition that made it (exit 2), never a crash (issue 9)."""
+is `error[rules]` at the definition that made it (exit 2), never a crash."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def test_shapes_and_model_have_the_same_fields_in_order(shape: readback.Shape, m
             assert type(inner) is readback.Str
 
 
-# The names read only when a rule set defines them (issue 11): the language server's and the code
+# The names read only when a rule set defines them: the language server's and the code
 # frame's. `rules check` holds each defined one against its shape (readback.OPTIONAL_VALUES and
 # OPTIONAL_FUNCTIONS), at the rules file's position.
 

@@ -1,4 +1,4 @@
-"""A Beeuni tool ships with its rules (issue 8.4): a tool of BEEUNI_TOOLS without its module in the
+"""A Beeuni tool ships with its rules: a tool of BEEUNI_TOOLS without its module in the
 rules folder is a rules error at the data line that names it — in `rules check`, and in every
 command, which refuses such a rules folder — never an internal error."""
 

@@ -1,4 +1,4 @@
-"""Inline suppressions (issue 11, item 3) through the engine's API, as an editor uses it: which
+"""Inline suppressions through the engine's API, as an editor uses it: which
 comments count, what they silence, and the edit that adds one for a diagnostic.
 
 The golden cases `suppress-*` show the command line's output; these tests check the edges."""

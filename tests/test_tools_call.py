@@ -1,4 +1,4 @@
-"""`beeuni tools call` (issue 10, item 1): one call through the daemon's session and module host,
+"""`beeuni tools call`: one call through the daemon's session and module host,
 without a server — real Bun, and a real HTTP server on 127.0.0.1 standing in for the APIs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`beeuni validate --modules` (issue 10, item 2), beyond its golden cases (tests/golden/modules-*):
+"""`beeuni validate --modules`, beyond its golden cases (tests/golden/modules-*):
 the starter example, a package outside any node_modules, Bun missing, and what plain `validate`
 still imports."""
 
@@ -85,7 +85,7 @@ def test_fast_path_and_typer_agree_on_modules() -> None:
 
 
 def test_the_missing_bun_text_is_the_rules(tmp_path: Path) -> None:
-    """Issue 10: the text comes from the rules (`BUN_MISSING`), for every command that runs Bun."""
+    """The text comes from the rules (`BUN_MISSING`), for every command that runs Bun."""
     rules = tmp_path / "rules"
     shutil.copytree(ROOT / "rules", rules)
     modules_rules = rules / "modules.rules"

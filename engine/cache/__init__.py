@@ -1,3 +1,3 @@
 """What is kept between runs: the cache folder and its records (``folder.py``), where the
-compiled rules are kept (``lang/cache.py``).
+compiled rules are kept (``lang/program_cache.py``).
 """

@@ -13,8 +13,7 @@ from __future__ import annotations
 import marshal
 import os
 import zlib
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any

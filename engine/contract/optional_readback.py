@@ -13,10 +13,10 @@ still found where it is read: the command (or the language server) reports it as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..lang.errors import Problem, RulesError
 from .readback import OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, PATTERN_VALUES
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -17,11 +17,11 @@ pydantic model (``engine/resolved.py``); a test holds the two together.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..lang import patterns
 from ..lang.values import type_name
 from ..yaml.located import LocatedConst
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -11,10 +11,10 @@ shape to ``readback.VALUES`` or ``readback.FUNCTIONS``. A further check of a who
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..lang.interface import Interface
 from .readback import FUNCTIONS, OPTIONAL_FUNCTIONS, OPTIONAL_VALUES, VALUES
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
@@ -66,7 +66,7 @@ MODULE = {
     "description": "string",
     "parameters": "any",
     "schema_problem": "string?",
-    # where a harness would not offer the model `parameters` as written (``daemon/carried.py``)
+    # where a harness would not offer the model `parameters` as written (``daemon/schema_offer.py``)
     "uncarried": [{"harness": "string", "kind": "string", "keyword": "string", "at": "string"}],
 }
 

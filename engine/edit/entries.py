@@ -16,6 +16,7 @@ Every function raises ``EditRefused`` — with a reason a user can act on — ra
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from yaml import (
     AliasEvent,
@@ -32,8 +33,6 @@ from yaml import (
 from ..yaml.loader import load_yaml
 from ..yaml.located import unwrap
 from ..yaml.manifest_text import EditRefused
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

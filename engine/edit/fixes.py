@@ -23,12 +23,12 @@ The engine's API for editors and the command line (``ProjectRun`` wraps the firs
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..yaml.manifest_text import EditRefused
 from ..yaml.source_text import SourceText
 from .entries import quoted, scalar_splices
 from .text_edit import TextEdit, apply_edits, same_document, without_overlaps
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -14,11 +14,11 @@ that the YAML still holds exactly what it held before, apart from the values mea
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from yaml import CSafeLoader, ScalarEvent, YAMLError, parse
 
 from ..yaml.loader import plain_tag
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

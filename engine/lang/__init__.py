@@ -2,7 +2,7 @@
 
 ``load_program(folder)`` reads every ``*.rules`` file of a folder and returns the compiled
 program: for the shipped rules, as the wheel carries it compiled (``precompiled.py``); else from
-the cache when the sources are unchanged (``cache.py``); else by parsing with Lark
+the cache when the sources are unchanged (``program_cache.py``); else by parsing with Lark
 (``parser.py``), checking (``checker.py``) and generating Python (``codegen.py``).
 ``Evaluation`` (``evaluator.py``) runs it.
 """
@@ -10,12 +10,11 @@ the cache when the sources are unchanged (``cache.py``); else by parsing with La
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from . import cache, precompiled
+from . import precompiled, program_cache
 from .errors import RulesError
 from .interface import Interface
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any
@@ -61,18 +60,18 @@ def load_program(
     digest = program_digest(paths, interface, shown)
     program: dict[str, Any] | None = precompiled.read(folder, digest) if shipped else None
     if program is None:
-        key = cache.cache_key(digest, folder)
-        program = cache.read(key)
+        key = program_cache.cache_key(digest, folder)
+        program = program_cache.read(key)
         if program is None:
             program = compile_sources(_read_sources(paths, shown), interface, folder, shown)
-            cache.write(key, program)
+            program_cache.write(key, program)
     return program
 
 
 def program_digest(paths: list[str], interface: Interface, shown: str) -> str:
     """The content digest of the program compiled from the rules files ``paths``, the folder
     named ``shown``, against ``interface``: what the rule cache and the precompiled rules key on."""
-    return cache.content_digest([*COMPILER, *paths], f"{shown}\n{interface.fingerprint()}")
+    return program_cache.content_digest([*COMPILER, *paths], f"{shown}\n{interface.fingerprint()}")
 
 
 def compile_folder(folder: str, interface: Interface, shown: str) -> tuple[dict[str, Any], str, str]:

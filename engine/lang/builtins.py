@@ -10,12 +10,12 @@ Adding a built-in is a change to the language (and to ``docs/rules-language.md``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..paths import QUESTIONS, Repository
 from ..yaml.located import LocatedStr, unwrap
 from . import patterns
 from .values import OBJECT, Budget, RuleFailure, SetCache, as_items, text, type_name
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

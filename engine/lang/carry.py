@@ -25,16 +25,23 @@ folders). A fact is compared like a ``let``'s new value.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
-
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from ..paths import Repository
-    from .evaluator import Evaluation
     from .memo import Entry
+
+    class Changes(Protocol):
+        """What a walk asks the evaluation that carries it: which names and keys changed."""
+
+        def changed(self, name: str) -> bool: ...
+        def changed_keys(self, name: str) -> set[Any] | None: ...
+        def changed_at(self, name: str, key: Any, seen: Any) -> bool: ...
+        def replaced(self, items: list[Any], before: list[Any]) -> list[int]: ...
 
 
 class Carried:
@@ -76,7 +83,7 @@ class Walk:
         self.reads: list[dict[Any, Any] | None] = [None] * len(items)
         self.readers: dict[str, dict[Any, tuple[int, ...]]] = {}
 
-    def take(self, old: Walk, evaluation: Evaluation) -> list[int]:
+    def take(self, old: Walk, evaluation: Changes) -> list[int]:
         """Take from ``old``, the carried evaluation's walk of the same loop, what each item
         gave where the item is the same object and what it read is the same; the positions
         whose item must be computed again, in order (all, when items were added or removed).

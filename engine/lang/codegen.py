@@ -11,7 +11,7 @@ Every definition becomes a Python function inside one factory, ``make(rt)``, tha
 Rule variables are Python locals (``v_x``), top-level names are read from the table of values
 computed so far (``V``), else through ``G("x")``, which computes them; and the
 operations every expression shares are the helpers of ``values.py`` and ``builtins.py``. The code
-object is cached with the program (``cache.py``), so a warm run neither parses nor compiles.
+object is cached with the program (``program_cache.py``), so a warm run neither parses nor compiles.
 
 Two tables go with the code, so that a failure costs nothing until it happens:
 

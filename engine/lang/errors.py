@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..visible import visible
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from ..printable import printable
 
 if TYPE_CHECKING:
     from typing import Any
@@ -30,7 +30,7 @@ class Problem:
         """The report line: ``file:line:col: error[rules] message``. The message may quote a
         value of the rules or of a manifest, and the file is named as the user gave it: both
         are shown escaped, so neither can split the line or forge another."""
-        return f"{visible(self.file)}:{self.line}:{self.column}: {self.severity}[rules] {visible(self.message)}"
+        return f"{printable(self.file)}:{self.line}:{self.column}: {self.severity}[rules] {printable(self.message)}"
 
     def as_tuple(self) -> tuple[str, int, int, str, str]:
         """For the rule cache (``marshal`` takes tuples, not objects)."""

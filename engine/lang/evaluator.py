@@ -21,14 +21,14 @@ diagnostics, may drop some (suppressed ones), and gives the late facts' values.
 
 from __future__ import annotations
 
-from ..visible import visible
+from typing import TYPE_CHECKING
+
+from ..printable import printable
 from . import memo, values
 from .builtins import BUILTINS, Observer
 from .errors import RulesError
 from .indexes import Indexes
 from .values import ROOM, BudgetExceeded, RuleFailure
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -401,7 +401,8 @@ class Evaluation:
             return memo.remembered(function, store, miss)
 
         def recorded(args: tuple[Any, ...]) -> Entry:
-            outer, deps = self._deps, dict[Any, Any]()
+            outer = self._deps
+            deps: dict[Any, Any] = {}
             self._deps = deps
             try:
                 return (args, function(*args), deps)
@@ -576,7 +577,7 @@ class Evaluation:
             for at, message, fix in run():
                 loc = getattr(at, "loc", None) or (self.fallback_file, 1, 1)
                 # a manifest value in the text or the file name is shown escaped: one line, no control codes
-                yield Diagnostic(rule_id, severity, visible(message), visible(loc[0]), loc[1], loc[2], fix)
+                yield Diagnostic(rule_id, severity, printable(message), printable(loc[0]), loc[1], loc[2], fix)
         except RulesError:
             raise
         except Exception as err:

@@ -16,11 +16,11 @@ of the list, as if it walked them all.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..yaml.located import LocatedConst
 from .errors import RulesError
 from .values import ITEM, BudgetExceeded, as_items
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

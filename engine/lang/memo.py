@@ -15,9 +15,9 @@ that the next check keeps the result when none of it changed (``carry.py``).
 
 from __future__ import annotations
 
-from ..yaml.located import LocatedConst, LocatedList, LocatedMap, LocatedStr
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from ..yaml.located import LocatedConst, LocatedList, LocatedMap, LocatedStr
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -3,7 +3,7 @@
 The tree is made of plain dicts, lists, strings and numbers (like jmespath's), so that it can be
 cached with ``marshal`` and read back without importing Lark. Every node has ``t`` (its type) and,
 where an error may point at it, ``pos`` (``[line, column]``). The node types are listed in
-``docs/rules-language.md``; ``compiler.py`` is their one consumer.
+``docs/rules-language.md``; the code generator (``codegen.py``) consumes them.
 
 This module is imported only when the rule cache is stale (never for the shipped rules, which
 the wheel carries compiled). Lark's own grammar cache (``Lark(..., cache=FILE)``, in beeuni's

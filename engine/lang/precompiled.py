@@ -17,8 +17,7 @@ compiling (and to the rule cache), so the modules can never go stale against the
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any

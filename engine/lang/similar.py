@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import difflib
 from bisect import bisect_left
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -16,9 +16,9 @@ or take all the machine's RAM; one that would is stopped with ``BudgetExceeded``
 
 from __future__ import annotations
 
-from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
 
 if TYPE_CHECKING:
     from collections.abc import Callable

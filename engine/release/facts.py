@@ -14,12 +14,11 @@ repository the fact says so and lists nothing.
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from ..yaml.located import LocatedStr
 from .git_index import Release
 from .module_imports import Import, read_module
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -23,6 +23,7 @@ Problems are returned as ``LoadProblem`` records; the rules turn them into diagn
 from __future__ import annotations
 
 import codecs
+from typing import TYPE_CHECKING
 
 from yaml import (
     AliasEvent,
@@ -50,8 +51,6 @@ from .located import (
     LocatedStr,
 )
 from .source_text import LINE_BREAKS
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

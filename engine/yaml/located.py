@@ -12,7 +12,7 @@ which compares, hashes and tests truthiness like the value it holds.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any

@@ -18,10 +18,10 @@ or in the new entry (its text and position are the whole file's business).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .loader import MAX_FILE_BYTES, MAX_NODES, LoadProblem, load_yaml_counted, load_yaml_part
 from .located import LocatedList, LocatedMap
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

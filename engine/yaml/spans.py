@@ -13,7 +13,7 @@ exclusive.
 
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from yaml import (
     AliasEvent,
@@ -27,20 +27,16 @@ from yaml import (
     parse,
 )
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
-
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, NamedTuple
+    from typing import Any
 
-    class Span(NamedTuple):
-        line: int
-        column: int
-        end_line: int
-        end_column: int
 
-else:  # the same class as typing.NamedTuple makes, without importing typing (code frames on a terminal)
-    Span = namedtuple("Span", ("line", "column", "end_line", "end_column"))
+class Span(NamedTuple):
+    line: int
+    column: int
+    end_line: int
+    end_column: int
 
 
 def _position(mark: Any) -> tuple[int, int]:

@@ -21,10 +21,9 @@ from __future__ import annotations
 import os
 import sys
 from hashlib import blake2b
+from typing import TYPE_CHECKING
 
 from ..cache.folder import read_record, write_record
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
 
 if TYPE_CHECKING:
     from typing import Any

@@ -4,13 +4,13 @@ A name or value may hold a line break (``"x\nbeeuni.yaml:9:9: error[…] forged"
 control sequence (``\x1b[2J``), a NUL or an invisible character that reorders the text around
 it. Printed raw, it would forge diagnostic lines, split a message or drive the terminal. Every
 place that prints such text — the runtime making a diagnostic, the report writers — passes it
-through ``visible``, which writes those characters as escapes (``\n``, ``\x1b``, ``\u2028``).
+through ``printable``, which writes those characters as escapes (``\n``, ``\x1b``, ``\u2028``).
 A backslash itself stays as it is: paths and patterns keep their looks.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see cli/main.py)
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import re
@@ -32,7 +32,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def visible(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with every control and invisible formatting character escaped."""
     # Every character escaped is one Python does not count as printable (categories Cc, Cf, Zl,
     # Zp): most texts are printable throughout, and that test needs no regular expression.
@@ -43,7 +43,7 @@ def visible(text: str) -> str:
     return re.sub(_INVISIBLE, _escape, text)
 
 
-def visible_json(document: str) -> str:
+def printable_json(document: str) -> str:
     """A JSON text with the characters JSON leaves raw (C1 controls, separators, bidirectional
     controls) written as ``\\uXXXX`` escapes — the same data, safe on a terminal."""
     import re  # (``json`` imported it already)
