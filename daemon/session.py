@@ -120,7 +120,9 @@ class Session:
             leave_out = [state_dir(), private.path, *self._git_folders()]
             return take_folder(self.repo.root, private.next_release(), leave_out)
         rules = self._rules_in_repository()
-        return take(self.repo.root, self.manifest, commit, private.next_release(), [rules] if rules else [])
+        serving = self.current.snapshot if self.current is not None else None
+        extra = [rules] if rules else []
+        return take(self.repo.root, self.manifest, commit, private.next_release(), extra, serving)
 
     def _git_folders(self) -> list[str]:
         """git's folder and the work tree's ``.git`` (a folder, or a linked work tree's file)."""

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_beeuni
 from daemon_helpers import Daemon, running_daemon
-from test_release_served import commit, git
+from test_release_served import commit, released_project
 
 SECRET = "payroll-key-5be2"
 SEES = """export default {
@@ -58,23 +57,7 @@ agents:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    (folder / "tools").mkdir(parents=True)
-    (folder / "out").mkdir()
-    (folder / "out" / ".keep").write_text("")
-    (folder / "tools" / "sees.ts").write_text(SEES)
-    (folder / "tools" / "writes.ts").write_text(WRITES)
-    (folder / "beeuni.yaml").write_text(MANIFEST)
-    git(folder, "init", "-q")
-    commit(folder, "the release")
-    stored = run_beeuni(
-        ["secrets", "set", "PAYROLL_KEY=-", str(folder)],
-        cwd=folder,
-        stdin=SECRET,
-        env={"BEEUNI_STATE_DIR": str(tmp_path / "state")},
-    )
-    assert stored.code == 0, stored.stderr
-    return folder
+    return released_project(tmp_path, {"sees.ts": SEES, "writes.ts": WRITES}, MANIFEST, "PAYROLL_KEY", SECRET)
 
 
 def seen_by_b(daemon: Daemon) -> dict[str, Any]:

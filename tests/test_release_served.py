@@ -91,26 +91,32 @@ def commit(folder: Path, message: str) -> str:
     return git(folder, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def released_project(tmp_path: Path, tools: dict[str, str], manifest: str, secret: str, value: str) -> Path:
+    """A git repository of ``manifest`` and ``tools`` (name → source, under tools/), an `out/`
+    folder the modules may write, committed; the secret ``secret`` stored as ``value``."""
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)
     (folder / "out").mkdir()
     (folder / "out" / ".keep").write_text("")
-    (folder / "tools" / "lookup_order.ts").write_text(LOOKUP)
-    (folder / "tools" / "helper.ts").write_text(HELPER)
-    (folder / "tools" / "rewrite.ts").write_text(REWRITE)
-    (folder / "beeuni.yaml").write_text(MANIFEST)
+    for name, source in tools.items():
+        (folder / "tools" / name).write_text(source)
+    (folder / "beeuni.yaml").write_text(manifest)
     git(folder, "init", "-q")
     commit(folder, "the release")
     stored = run_beeuni(
-        ["secrets", "set", "ORDERS_API_KEY=-", str(folder)],
+        ["secrets", "set", f"{secret}=-", str(folder)],
         cwd=folder,
-        stdin=SECRET,
+        stdin=value,
         env={"BEEUNI_STATE_DIR": str(tmp_path / "state")},
     )
     assert stored.code == 0, stored.stderr
     return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    tools = {"lookup_order.ts": LOOKUP, "helper.ts": HELPER, "rewrite.ts": REWRITE}
+    return released_project(tmp_path, tools, MANIFEST, "ORDERS_API_KEY", SECRET)
 
 
 def output(daemon: Daemon, tool: str, agent: str, args: dict[str, Any] | None = None) -> Any:
@@ -383,3 +389,25 @@ def test_a_release_that_hits_the_rules_limits_keeps_the_last_good_one(project: P
         assert daemon.call("grows", agent="a").status_code == 404
         failed = [line for line in daemon.log().splitlines() if "convergence failed" in line]
         assert len(failed) == 1 and "bound.rules" in failed[0]
+
+
+def test_a_convergence_links_what_did_not_change_and_writes_what_did(project: Path, tmp_path: Path) -> None:
+    """The next release's copy shares each file the served one holds as it is (both are
+    read-only), writes the files that changed, and outlives the copy it was taken beside."""
+    from beeuni.engine.release.snapshot import take
+
+    served = take(str(project), "beeuni.yaml", None, str(tmp_path / "release-1"))
+    (project / "tools" / "helper.ts").write_text(HELPER + "\n// changed\n")
+    commit(project, "a changed helper")
+    following = take(str(project), "beeuni.yaml", None, str(tmp_path / "release-2"), beside=served)
+    for name in ("lookup_order.ts", "rewrite.ts"):
+        kept = Path(following.root, "tools", name).stat()
+        assert kept.st_ino == Path(served.root, "tools", name).stat().st_ino and kept.st_mode & 0o222 == 0
+    changed = Path(following.root, "tools", "helper.ts")
+    assert changed.stat().st_ino != Path(served.root, "tools", "helper.ts").stat().st_ino
+    served.remove()
+    assert changed.read_text().endswith("// changed\n")
+    assert Path(following.root, "beeuni.yaml").read_text() == MANIFEST
+    assert following.paths == frozenset(
+        {"beeuni.yaml", "out/.keep", *(f"tools/{n}" for n in ("helper.ts", "lookup_order.ts", "rewrite.ts"))}
+    )

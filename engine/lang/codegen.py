@@ -771,15 +771,7 @@ def _positional(fns: dict[str, Node]) -> set[str]:
     that stands there (``after``), themselves or through the functions they call: their results
     are not shared between equal arguments read elsewhere (``memo.py``)."""
     calls = {name: free_names(node["body"])[1] for name, node in fns.items()}
-    found = {name for name, called in calls.items() if called & {"position", "file_of", "after"}}
-    grown = True
-    while grown:
-        grown = False
-        for name, called in calls.items():
-            if name not in found and not called.isdisjoint(found):
-                found.add(name)
-                grown = True
-    return found
+    return _spread({name for name, called in calls.items() if called & {"position", "file_of", "after"}}, calls)
 
 
 def _varying(program: Node) -> set[str]:
@@ -797,15 +789,20 @@ def _varying(program: Node) -> set[str]:
         return names
 
     reads = {name: names | through(calls & set(fns), set()) for name, (names, calls) in used.items()}
-    varying = {name for names in reads.values() for name in names if name not in lets}  # the facts read
+    facts = {name for names in reads.values() for name in names if name not in lets}
+    return _spread(facts, reads) & set(lets)
+
+
+def _spread(found: set[str], reads: dict[str, set[str]]) -> set[str]:
+    """``found`` with every name whose ``reads`` meet it, directly or through another (in place)."""
     grown = True
     while grown:
         grown = False
         for name, names in reads.items():
-            if name not in varying and not names.isdisjoint(varying):
-                varying.add(name)
+            if name not in found and not names.isdisjoint(found):
+                found.add(name)
                 grown = True
-    return varying & set(lets)
+    return found
 
 
 def _let_function(name: str) -> str:
