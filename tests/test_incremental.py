@@ -234,3 +234,82 @@ def test_a_saved_file_keeps_the_view_unless_a_folder_changed(tmp_path: Path) -> 
     (tmp_path / "tools" / "b.ts").write_text(MODULE)
     workspace.forget_disk()
     assert workspace.repository(str(tmp_path)) is not view
+
+
+def _evaluations(source: str, interface: dict[str, str]) -> Any:
+    """Run the rules ``source`` over facts, as an editor's check or a fresh one, carrying the
+    editor's from one run to the next."""
+    from beeuni.engine.lang import Interface, compile_sources
+    from beeuni.engine.lang.builtins import Observer
+    from beeuni.engine.lang.evaluator import Evaluation
+
+    program = compile_sources([("t.rules", source.encode())], Interface(interface))
+    repository = Repository(".")
+
+    def run(facts: dict[str, Any], carried: Any = None, incremental: bool = True) -> Any:
+        observer = Observer(repository)
+        return Evaluation(program, facts, observer, "m.yaml", carried=carried, incremental=incremental)
+
+    return run
+
+
+def test_a_changed_comprehension_computed_once_is_not_kept_by_who_read_it() -> None:
+    """A comprehension that reads no local variable is computed once (hoisted); a remembered
+    call and a rule's loop that read it are evaluated again when it changes."""
+    run = _evaluations(
+        """
+rule t/unknown {
+  severity error
+  doc "d"
+  for a in items
+  when a not in [n for n in names]
+  at a
+  message f"{a} unknown"
+}
+fn known(a) = a in [n for n in names]
+let unknown = [a for a in items if not known(a)]
+""",
+        {"items": "any", "names": "any"},
+    )
+    first = run({"items": ["a", "b"], "names": ["a"]})
+    assert [d.message for d in first.diagnostics()] == ["b unknown"] and first.get("unknown") == ["b"]
+    edited = run({"items": ["a", "b"], "names": ["a", "b"]}, first.carry())
+    assert [d.message for d in edited.diagnostics()] == [] and edited.get("unknown") == []
+
+
+def test_a_guarded_loop_in_an_editor_s_check_sees_every_item_s_change() -> None:
+    """Two calls of one function filter a list by the same test: after an edit that moves an
+    item from one to the other, each call's result is what a fresh check gives."""
+    run = _evaluations(
+        """
+fn pick(k) = [t for t in items if kinds[t] == k]
+let a = pick("x")
+let b = pick("y")
+""",
+        {"items": "any", "kinds": "any"},
+    )
+    first = run({"items": ["p", "q"], "kinds": {"p": "x", "q": "y"}})
+    assert (first.get("a"), first.get("b")) == (["p"], ["q"])
+    edited = run({"items": ["p", "q"], "kinds": {"p": "y", "q": "y"}}, first.carry())
+    assert (edited.get("a"), edited.get("b")) == ([], ["p", "q"])
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_equal_numbers_at_two_places_are_reported_at_their_own(incremental: bool) -> None:
+    """A remembered call of two equal numbers read at two places gives each its own position."""
+    run = _evaluations(
+        """
+fn wrap(x) = [y for y in [x, x]]
+rule t/here {
+  severity error
+  doc "d"
+  for a in items
+  at wrap(a)[0]
+  message "here"
+}
+""",
+        {"items": "any"},
+    )
+    items = [LocatedInt(1, ("m.yaml", 2, 3)), LocatedInt(1, ("m.yaml", 5, 7))]
+    found = run({"items": items}, incremental=incremental).diagnostics()
+    assert [(d.line, d.column) for d in found] == [(2, 3), (5, 7)]

@@ -303,7 +303,11 @@ class Evaluation:
 
     def hoisted(self, name: str) -> Any:
         """A hoisted comprehension's value (``H``, ``hoist.py``): computed once, and charged to
-        the budget at each read what computing it charged."""
+        the budget at each read what computing it charged; in an editor's check, recorded as
+        read, as a top-level value is."""
+        deps = self._deps
+        if deps is not None and name in self._varying:
+            deps[name] = True
         try:
             value = self.values[name]
         except KeyError:
@@ -388,8 +392,8 @@ class Evaluation:
                 if found is not None:
                     if found[1] is None:
                         found[1] = memo.shares(found[0], self.budget)
-                    if found[1]:
-                        shared: Entry = found[0]
+                    if found[1]:  # (stored with its own arguments: an identity in the key stays theirs)
+                        shared: Entry = (args, found[0][1], found[0][2])
                         store[key] = shared
                         return shared
             entry = store[key] = compute(args)
@@ -684,9 +688,20 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "TN": values.TYPE_NAMES,
         "H": evaluation.hoisted,
         "SKIP": values.SKIP,
-        "PICK": evaluation.indexes.pick,
+        # An editor's check walks every item: an index is built once, so what its guard read
+        # would be recorded for the loop that built it only, and the next check keep the others'
+        "PICK": evaluation.indexes.pick if not evaluation.incremental else _walk_all(observer.budget),
         **{f"B_{name}": entry[2] for name, entry in BUILTINS.items()},
     }
+
+
+def _walk_all(budget: values.Budget) -> Callable[..., list[Any]]:
+    """``PICK`` that selects nothing: every item of the list, charged as ``Budget.items``."""
+
+    def every(value: Any, guards: Any, weight: int, room: int = 0) -> list[Any]:
+        return budget.items(value, weight, room)
+
+    return every
 
 
 def _fix_text(value: Any) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..yaml.located import LocatedConst, LocatedList, LocatedMap, LocatedStr
+from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,6 +42,8 @@ def key_of(value: Any) -> Any:
         return value
     if kind is LocatedStr:
         return ("str", value, value.loc)  # the result may carry the argument's position
+    if kind is LocatedInt or kind is LocatedFloat:
+        return ("number", value, value.loc)
     if kind in CONTAINERS or isinstance(value, dict | list):
         return ("id", id(value))
     if kind is bool:
