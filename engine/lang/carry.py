@@ -81,7 +81,7 @@ class Walk:
         self.items = items
         self.found: list[Any] = [None] * len(items)
         self.reads: list[dict[Any, Any] | None] = [None] * len(items)
-        self.readers: dict[str, dict[Any, tuple[int, ...]]] = {}
+        self.readers: dict[str, dict[Any, set[int]]] = {}
 
     def take(self, old: Walk, evaluation: Changes) -> list[int]:
         """Take from ``old``, the carried evaluation's walk of the same loop, what each item
@@ -92,13 +92,13 @@ class Walk:
         if len(items) != len(before):
             return list(range(len(items)))
         self.found, self.reads = list(old.found), list(old.reads)
-        self.readers = {name: dict(keys) for name, keys in old.readers.items()}
+        self.readers = {name: {key: set(at) for key, at in keys.items()} for name, keys in old.readers.items()}
         redo = set(evaluation.replaced(items, before))
         for name, keys in self.readers.items():
             if evaluation.changed(name):
                 changed = evaluation.changed_keys(name)  # a map's: look up the keys that changed
                 for key in keys if changed is None else [key for key in (None, *changed) if key in keys]:
-                    seen = self.reads[keys[key][0]][(name, key)] if key is not None else None  # type: ignore[index]
+                    seen = self.reads[next(iter(keys[key]))][(name, key)] if key is not None else None  # type: ignore[index]
                     if key is None or evaluation.changed_at(name, key, seen):
                         redo.update(keys[key])
         return sorted(redo)
@@ -110,17 +110,14 @@ class Walk:
             for dep in was:
                 name, key = (dep, None) if dep.__class__ is str else dep
                 keys = self.readers[name]
-                left = tuple(other for other in keys[key] if other != position)
-                if left:
-                    keys[key] = left
-                else:
+                keys[key].discard(position)
+                if not keys[key]:
                     del keys[key]
         self.found[position] = found
         self.reads[position] = reads
         for dep in reads or ():
             name, key = (dep, None) if dep.__class__ is str else dep
-            keys = self.readers.setdefault(name, {})
-            keys[key] = (*keys.get(key, ()), position)
+            self.readers.setdefault(name, {}).setdefault(key, set()).add(position)
 
 
 def changed_keys(new: Any, old: Any) -> set[Any] | None:
