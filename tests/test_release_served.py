@@ -393,10 +393,14 @@ def test_a_release_that_hits_the_rules_limits_keeps_the_last_good_one(project: P
 
 def test_a_convergence_links_what_did_not_change_and_writes_what_did(project: Path, tmp_path: Path) -> None:
     """The next release's copy shares each file the served one holds as it is (both are
-    read-only), writes the files that changed, and outlives the copy it was taken beside."""
+    read-only), writes the files that changed — and one that is no longer as it was copied —
+    and outlives the copy it was taken beside."""
     from beeuni.engine.release.snapshot import take
 
     served = take(str(project), "beeuni.yaml", None, str(tmp_path / "release-1"))
+    tampered = Path(served.root, "beeuni.yaml")  # as only a module outside Landlock could
+    tampered.chmod(0o644)
+    tampered.write_text("tools: {}\n")
     (project / "tools" / "helper.ts").write_text(HELPER + "\n// changed\n")
     commit(project, "a changed helper")
     following = take(str(project), "beeuni.yaml", None, str(tmp_path / "release-2"), beside=served)
