@@ -10,13 +10,9 @@ A backslash itself stays as it is: paths and patterns keep their looks.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import re
+import re
 
 #: C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional controls
-#: (``re`` is imported, and this compiled, on first use: most runs print no such character)
 _INVISIBLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 #: what JSON leaves raw of those (it escapes C0 itself; a raw line break in its text is layout)
 _RAW_IN_JSON = "[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
@@ -38,14 +34,10 @@ def printable(text: str) -> str:
     # Zp): most texts are printable throughout, and that test needs no regular expression.
     if text.isprintable():
         return text
-    import re
-
     return re.sub(_INVISIBLE, _escape, text)
 
 
 def printable_json(document: str) -> str:
     """A JSON text with the characters JSON leaves raw (C1 controls, separators, bidirectional
     controls) written as ``\\uXXXX`` escapes — the same data, safe on a terminal."""
-    import re  # (``json`` imported it already)
-
     return re.sub(_RAW_IN_JSON, lambda match: f"\\u{ord(match.group()):04x}", document)

@@ -29,17 +29,15 @@ class Release:
 
     def __init__(self, top: str, git_dir: str, root: str) -> None:
         self.top = top
-        self.index_file = os.path.join(git_dir, "index")
-        self.hash_size = _hash_size(git_dir)
         prefix = os.path.relpath(os.path.realpath(root), top)
         self.prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
         try:
-            with open(self.index_file, "rb") as handle:
-                self.data = handle.read()
+            with open(os.path.join(git_dir, "index"), "rb") as handle:
+                data = handle.read()
         except OSError:
-            self.data = b""  # a repository with nothing added yet
+            data = b""  # a repository with nothing added yet
         #: the tracked paths, from the work tree's top
-        self.paths = frozenset(_parse(self.data, self.hash_size))
+        self.paths = frozenset(_parse(data, _hash_size(git_dir)))
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
         #: every question answered: path → state
         self.answers: dict[str, str] = {}
@@ -56,8 +54,7 @@ class Release:
         """A release said in advance, not read from git (a rules test case's): ``tracked``
         files, and of the others, those ``ignored``; the work tree's top is ``root``."""
         release = cls.__new__(cls)
-        release.top, release.index_file, release.prefix, release.data = os.path.realpath(root), "", "", b""
-        release.hash_size = 20
+        release.top, release.prefix = os.path.realpath(root), ""
         release.paths = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
         release._ignored = frozenset(ignored)
         release.answers = {}
@@ -97,24 +94,6 @@ class Release:
         except (OSError, subprocess.SubprocessError):
             return UNTRACKED  # no git to ask: not tracked, the reason unknown
         return IGNORED if done.returncode == 0 else UNTRACKED
-
-    def signature(self) -> tuple[str, str, str, dict[str, str]]:
-        """What the answers were made of: the work tree, the index file and a digest of its
-        content (a `git add` changes it), and each answer that the index alone does not give
-        (why a file is not tracked)."""
-        reasons = {path: state for path, state in sorted(self.answers.items()) if state != TRACKED}
-        return self.top, self.index_file, self._content_digest(), reasons
-
-    def _content_digest(self) -> str:
-        """The index's own checksum, its last 20 bytes (a SHA-1 of all before it; 32, a SHA-256,
-        in a SHA-256 repository); a digest of the whole when git wrote none (``index.skipHash``:
-        zeros)."""
-        trailer = self.data[-self.hash_size :]
-        if len(self.data) > 32 and trailer.strip(b"\0"):
-            return trailer.hex()
-        from hashlib import blake2b
-
-        return blake2b(self.data, digest_size=20).hexdigest()
 
 
 def _hash_size(git_dir: str) -> int:
