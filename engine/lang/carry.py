@@ -75,13 +75,16 @@ class Walk:
     one item gave for each, what each read (a record like a remembered call's), and for each
     top-level name read, which positions read which key of it (None: the whole value)."""
 
-    __slots__ = ("found", "items", "readers", "reads")
+    __slots__ = ("found", "items", "owned", "readers", "reads")
 
     def __init__(self, items: list[Any]) -> None:
         self.items = items
         self.found: list[Any] = [None] * len(items)
         self.reads: list[dict[Any, Any] | None] = [None] * len(items)
         self.readers: dict[str, dict[Any, set[int]]] = {}
+        #: the sets of ``readers`` this walk made; the others are the carried walk's, copied
+        #: before they change (most stay as they were, and a copy of each is work at every edit)
+        self.owned: set[int] = set()
 
     def take(self, old: Walk, evaluation: Changes) -> list[int]:
         """Take from ``old``, the carried evaluation's walk of the same loop, what each item
@@ -92,7 +95,7 @@ class Walk:
         if len(items) != len(before):
             return list(range(len(items)))
         self.found, self.reads = list(old.found), list(old.reads)
-        self.readers = {name: {key: set(at) for key, at in keys.items()} for name, keys in old.readers.items()}
+        self.readers = {name: dict(keys) for name, keys in old.readers.items()}
         redo = set(evaluation.replaced(items, before))
         for name, keys in self.readers.items():
             if evaluation.changed(name):
@@ -110,14 +113,27 @@ class Walk:
             for dep in was:
                 name, key = (dep, None) if dep.__class__ is str else dep
                 keys = self.readers[name]
-                keys[key].discard(position)
+                self._own(keys, key).discard(position)
                 if not keys[key]:
                     del keys[key]
         self.found[position] = found
         self.reads[position] = reads
         for dep in reads or ():
             name, key = (dep, None) if dep.__class__ is str else dep
-            self.readers.setdefault(name, {}).setdefault(key, set()).add(position)
+            keys = self.readers.setdefault(name, {})
+            if key in keys:
+                self._own(keys, key).add(position)
+            else:
+                made = keys[key] = {position}
+                self.owned.add(id(made))
+
+    def _own(self, keys: dict[Any, set[int]], key: Any) -> set[int]:
+        """The set of ``keys[key]``, this walk's own (a copy of the carried walk's, made once)."""
+        found = keys[key]
+        if id(found) not in self.owned:
+            found = keys[key] = set(found)
+            self.owned.add(id(found))
+        return found
 
 
 def changed_keys(new: Any, old: Any) -> set[Any] | None:
