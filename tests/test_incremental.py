@@ -186,6 +186,22 @@ def test_an_edit_inside_one_entry_keeps_the_rest(project: Path) -> None:
     assert got == fresh(project, second.run.program, {MANIFEST_NAME: text})
 
 
+def test_a_check_lets_go_of_the_one_before_it(project: Path) -> None:
+    """Once an edit's check has taken what it keeps from the check before, that one's values,
+    remembered calls and walks are emptied (freed by reference counting, not left to the cyclic
+    collector); what the new check computes later — a hover's value — is computed afresh."""
+    workspace = Workspace(None)
+    manifest = str(project / MANIFEST_NAME)
+    first = workspace.analyse(str(project), {manifest: MANIFEST})
+    assert first.run.evaluation.values and first.run.evaluation.stores
+    text = MANIFEST.replace("tools/missing.ts", "tools/missing2.ts")
+    second = workspace.analyse(str(project), {manifest: text})
+    old = first.run.evaluation
+    assert not old.values and not old.stores and not old.walks and not old.results
+    fresh_run = ProjectRun(Repository(str(project)), MANIFEST_NAME, second.run.program, {MANIFEST_NAME: text.encode()})
+    assert second.run.evaluation.get("session_tools") == fresh_run.evaluation.get("session_tools")
+
+
 def test_a_new_line_reads_the_whole_file(project: Path) -> None:
     """An edit that changes the number of lines moves every position after it: parsed whole."""
     before = parse(MANIFEST.encode(), MANIFEST_NAME)

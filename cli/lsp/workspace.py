@@ -143,6 +143,7 @@ class Workspace:
         by_file: dict[str, list[Diagnostic]] = {entry["path"]: [] for entry in run.merged.files}
         for diagnostic in run.diagnostics():
             by_file.setdefault(diagnostic.file, []).append(diagnostic)
+        run.evaluation.forget_carried()
         disk = read_from(repo.root)
         sources = Sources(lambda file: overlay[file] if file in overlay else disk(file))
         return Analysis(repo.root, run, sources, by_file)

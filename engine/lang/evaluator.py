@@ -165,6 +165,21 @@ class Evaluation:
 
         return Carried(self.program, self.values, self.charges, self.stores, self.results, self.walks, self.repo)
 
+    def forget_carried(self) -> None:
+        """Let go of the carried evaluation once this one has taken what it keeps. Its values,
+        remembered calls and walks are emptied in place: what this evaluation took from them it
+        holds itself, and the rest is freed now, by reference counting, instead of when the
+        cyclic collector walks the dead evaluation (its generated functions refer to it). A
+        value computed later is computed afresh."""
+        carried, self._carried = self._carried, None
+        if carried is None:
+            return
+        carried.values.clear()
+        for store in carried.stores.values():
+            store.clear()
+        for container in (carried.stores, carried.walks, carried.results, carried.charges):
+            container.clear()
+
     def changed(self, name: str) -> bool:
         """Whether the top-level value ``name`` differs from the carried evaluation's (computing
         it if need be; one that cannot be computed here counts as changed)."""
