@@ -15,13 +15,19 @@ import json
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
+
+from ..daemon.handoff import read_line
 
 #: bytes of one request or answer
 LIMIT = 1024 * 1024
 #: seconds a client waits for the runner's answer (a convergence loads modules in Bun)
 ANSWER_LIMIT = 300.0
+#: seconds the runner waits for a request on a connection: one that sends none (any process
+#: may connect to an abstract socket) does not hold up the next
+REQUEST_LIMIT = 10.0
 
 
 class ControlServer:
@@ -50,7 +56,7 @@ class ControlServer:
                 return
             with connection:
                 try:
-                    request = json.loads(_line(connection))
+                    request = json.loads(_line(connection, REQUEST_LIMIT))
                 except (OSError, ValueError):
                     continue
                 if not isinstance(request, dict) or not secrets.compare_digest(str(request.get("key")), self.key):
@@ -69,19 +75,12 @@ def ask(address: dict[str, Any], release: str | None) -> dict[str, Any] | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
             client.connect("\0" + str(address["socket"]))
-            client.settimeout(ANSWER_LIMIT)
             client.sendall(json.dumps({"key": address["key"], "release": release}).encode() + b"\n")
-            answer = json.loads(_line(client))
+            answer = json.loads(_line(client, ANSWER_LIMIT))
     except (OSError, ValueError, KeyError):
         return None
     return answer if isinstance(answer, dict) else None
 
 
-def _line(connection: socket.socket) -> bytes:
-    received = b""
-    while b"\n" not in received and len(received) <= LIMIT:
-        chunk = connection.recv(65536)
-        if not chunk:
-            break
-        received += chunk
-    return received.partition(b"\n")[0]
+def _line(connection: socket.socket, limit: float) -> bytes:
+    return read_line(connection, b"", LIMIT, time.monotonic() + limit)[0]

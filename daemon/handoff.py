@@ -62,19 +62,26 @@ class HandOff:
         return json.loads(line) if line else None
 
     def _line(self, limit: float) -> bytes:
-        deadline = time.monotonic() + limit
-        while b"\n" not in self._received and len(self._received) <= DOCUMENT_LIMIT:
-            self._kept.settimeout(max(deadline - time.monotonic(), 0.001))
-            chunk = self._kept.recv(DOCUMENT_LIMIT)
-            if not chunk:
-                break
-            self._received += chunk
-        line, _, self._received = self._received.partition(b"\n")
+        line, self._received = read_line(self._kept, self._received, DOCUMENT_LIMIT, time.monotonic() + limit)
         return line
 
     def close(self) -> None:
         self._kept.close()
         self._passed.close()
+
+
+def read_line(connection: socket.socket, received: bytes, size: int, deadline: float) -> tuple[bytes, bytes]:
+    """The next line of ``connection`` after what was ``received`` of it already, and what came
+    after the line: at most about ``size`` bytes are read for it (past them, what came is the
+    line), ``TimeoutError`` past ``deadline`` (``time.monotonic``). At its end, what it sent."""
+    while b"\n" not in received and len(received) <= size:
+        connection.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = connection.recv(size)
+        if not chunk:
+            break
+        received += chunk
+    line, _, rest = received.partition(b"\n")
+    return line, rest
 
 
 class NotASocket(Exception):
