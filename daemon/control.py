@@ -81,9 +81,10 @@ async def converge(session: Session, release: str | None) -> dict[str, Any]:
         serving = session.current.release
         return {"event": "convergence_failed", "release": release, "serving": serving, "error": reason}
     assert session.current is not None
-    summary = session.current.run.call("release_changes", changes.document())
+    document = changes.document()
+    summary = session.current.run.call("release_changes", document)
     log_line(say(session.messages(), "converged", detail=summary) + "\n")
-    document = {**changes.document(), "restart": changes.tools_changed}
+    document = {**document, "restart": changes.tools_changed}
     root = session.current.root
     return {
         "event": "converged",

@@ -128,13 +128,12 @@ def take(
     if commit is None:
         raise ReleaseError("release_no_commit", top)
     others = [os.path.relpath(os.path.realpath(folder), top).replace(os.sep, "/") for folder in extra or []]
-    entries = listed = _listing(top, commit, prefix, others)
-    if prefix + manifest not in {path for _, _, path in entries}:
+    listed = _listing(top, commit, prefix, others)
+    if prefix + manifest not in {path for _, _, path in listed}:
         raise ReleaseError("release_no_manifest", f"{manifest} at {commit[:12]}")
     os.makedirs(into, mode=0o700)
     try:
-        entries = _linked(entries, beside, into)
-        _write(top, entries, into)
+        _write(top, _linked(listed, beside, into), into)
     except BaseException:
         shutil.rmtree(into, ignore_errors=True)
         raise
