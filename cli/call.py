@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
-from .shared import UsageError, bun
+from .shared import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError, bun
 
 #: the rules' text for `tools call` of a name the session does not have (when they define one)
 UNKNOWN_TOOL = "tools_call_unknown"

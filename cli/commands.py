@@ -15,8 +15,7 @@ from ..engine.paths import MANIFEST_NAME
 from ..engine.printable import printable
 from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
-from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, exit_status, note_errors
-from .shared import DEFAULT_MODULE_LIMIT, TEXT_FORMATS, UsageError
+from .shared import DEFAULT_MODULE_LIMIT, EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, TEXT_FORMATS, UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,7 +99,12 @@ def validate(
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
     runs = [c.run for c in checked if c.run is not None]
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
-    return exit_status(worst, sum(run.count("warning") for run in runs), max_warnings)
+    warnings = sum(run.count("warning") for run in runs)
+    if max_warnings is not None and warnings > max_warnings:
+        plural = "s" if warnings != 1 else ""
+        sys.stderr.write(f"beeuni: {warnings} warning{plural}, more than --max-warnings {max_warnings} allows\n")
+        worst = max(worst, EXIT_ERRORS)
+    return worst
 
 
 def _check(paths: list[str], rules: str | None, module_limit: float | None) -> list[Checked]:
@@ -264,7 +268,7 @@ def tools_ls(
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
         if footer:
             sys.stdout.write("\n" + "".join(printable(line) + "\n" for line in footer))
-    return _note_errors(run)
+    return note_errors(run)
 
 
 def tools_ls_document(
@@ -328,7 +332,7 @@ def resolve(path: str, rules: str | None, as_json: bool) -> int:
 
     run = open_project(path, rules)
     report.write_resolved(resolve_tool_set(run), as_json)
-    return note_errors(run.manifest, run.count("error"))
+    return note_errors(run)
 
 
 def resolve_schema() -> int:
@@ -338,9 +342,13 @@ def resolve_schema() -> int:
     return EXIT_OK
 
 
-def _note_errors(run: Any) -> int:
+def note_errors(run: ProjectRun) -> int:
     """Listing commands still list; a manifest with errors is said on stderr and exits 1."""
-    return note_errors(run.manifest, run.count("error"))
+    errors = run.count("error")
+    if not errors:
+        return EXIT_OK
+    sys.stderr.write(f"beeuni: {run.manifest} has {errors} error{'s' if errors != 1 else ''}; run `beeuni validate`\n")
+    return EXIT_ERRORS
 
 
 def manifest_schema(rules: str | None) -> int:

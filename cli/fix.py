@@ -21,8 +21,7 @@ from ..engine.lang.values import text
 from ..engine.project import open_project
 from ..engine.yaml.source_text import SourceText
 from . import commands
-from .diagnostic_text import EXIT_ERRORS, EXIT_OK
-from .shared import UsageError
+from .shared import EXIT_ERRORS, EXIT_OK, UsageError
 from .tool_files import Changes, read_if_there
 
 if TYPE_CHECKING:

@@ -19,9 +19,8 @@ from ..engine.edit.opencode_source import SourceFile, converted_module, read_too
 from ..engine.lang.values import text
 from ..engine.printable import printable
 from ..engine.project import open_project
-from .diagnostic_text import EXIT_FAILURE, EXIT_OK
 from .progress import label_of, progress
-from .shared import bun
+from .shared import EXIT_FAILURE, EXIT_OK, bun
 from .tool_files import Changes, Refusal, edited_manifest, writable
 
 if TYPE_CHECKING:

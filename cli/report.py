@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from ..engine.lang.values import text
 from ..engine.printable import printable, printable_json
-from . import diagnostic_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -20,14 +19,15 @@ if TYPE_CHECKING:
 
     from ..engine.lang.evaluator import Diagnostic
 
+SEVERITIES = ("error", "warning", "info")
+
 
 def use_colour(stream: TextIO) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
-def diagnostic_line(diagnostic: Diagnostic) -> str:
-    d = diagnostic
-    return diagnostic_text.line(d.file, d.line, d.column, d.severity, d.rule, d.message)
+def diagnostic_line(d: Diagnostic) -> str:
+    return f"{d.file}:{d.line}:{d.column}: {d.severity}[{d.rule}] {d.message}"
 
 
 def write_diagnostics(diagnostics: Sequence[Diagnostic], stream: TextIO = sys.stdout) -> None:
@@ -48,11 +48,21 @@ def write_json(document: Any, stream: TextIO | None = None) -> None:
 
 
 def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
-    return diagnostic_text.validate_document(manifest, [d.as_dict() for d in diagnostics])
+    """One manifest's JSON document."""
+    return {
+        "manifest": manifest,
+        "diagnostics": [d.as_dict() for d in diagnostics],
+        "errors": sum(1 for d in diagnostics if d.severity == "error"),
+        "warnings": sum(1 for d in diagnostics if d.severity == "warning"),
+    }
 
 
 def summary(diagnostics: Sequence[Diagnostic]) -> str:
-    return diagnostic_text.summary(d.severity for d in diagnostics)
+    counts = dict.fromkeys(SEVERITIES, 0)
+    for d in diagnostics:
+        counts[d.severity] = counts.get(d.severity, 0) + 1
+    parts = [f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n]
+    return ", ".join(parts) if parts else "no problems"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

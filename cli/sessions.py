@@ -25,14 +25,13 @@ from ..engine.printable import printable
 from ..engine.project import ProjectRun, open_project, rules_only
 from ..engine.release.snapshot import ReleaseError, commit_of
 from .commands import failure_message
-from .diagnostic_text import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK
 from .opencode_server import OpencodeError, OpencodeMissing, OpencodeServer, find_opencode
 from .session_control import ask
 from .session_log import log_lines, messages_of, started
 from .session_runner import Outcome, SessionRefused, SessionRequest, run_session
 from .session_store import SessionStore
 from .session_texts import SessionTexts
-from .shared import UsageError, bun
+from .shared import EXIT_ERRORS, EXIT_FAILURE, EXIT_OK, UsageError, bun
 
 #: the runner of a session started without --wait
 DETACHED_RUNNER = "from beeuni.cli.sessions import run_detached; run_detached()"

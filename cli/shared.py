@@ -1,6 +1,6 @@
 """What several modules of the command line share: the error of a request a command cannot
 serve, the Bun lookup of the commands that run tool modules, the module load limit, the output
-formats, the version, and how ``rules check`` and ``rules test`` name the folder they work on.
+formats, the exit statuses, the version, and how ``rules check`` and ``rules test`` name the folder they work on.
 
 It imports nothing else from cli/ (the other modules import it, never the reverse), and nothing
 heavy at import: the hand-parsed fast path of ``main.py`` reads the formats from here.
@@ -20,6 +20,8 @@ DEFAULT_MODULE_LIMIT = 10.0  # seconds one module may take to load (`validate --
 TEXT_FORMATS = ("text", "concise", "full")
 MACHINE_FORMATS = ("github", "sarif", "gitlab")
 FORMATS = (*TEXT_FORMATS, "json", *MACHINE_FORMATS)
+
+EXIT_OK, EXIT_ERRORS, EXIT_FAILURE = 0, 1, 2
 
 
 def beeuni_version() -> str:

@@ -17,7 +17,7 @@ from ..engine.edit.entries import add_section, set_entry
 from ..engine.lang.values import text
 from ..engine.printable import printable
 from ..engine.yaml.manifest_text import EditRefused, ManifestText
-from .diagnostic_text import EXIT_FAILURE, EXIT_OK
+from .shared import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
