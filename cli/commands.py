@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
-from ..engine.paths import MANIFEST_NAME
+from ..engine.paths import manifest_path
 from ..engine.printable import printable
 from ..engine.project import ManifestNotFound, ProjectRun, load_rules, locate, open_project
 from . import report
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from ..engine.lang.evaluator import Diagnostic
-    from ..engine.lang.patterns import Regex
     from .formats import Findings
 
 #: the rules' regular expression for the help part of a message, shown apart in a code frame
@@ -116,7 +115,7 @@ def _check(paths: list[str], rules: str | None, module_limit: float | None) -> l
     program = load_rules(rules)
     checked = []
     for path in paths:
-        shown = shown_manifest(path)
+        shown = os.path.normpath(manifest_path(path))  # as given, the file name added to a folder
         try:
             repo, manifest = locate(path)
             run = ProjectRun(repo, manifest, program, release_view=True)
@@ -133,11 +132,6 @@ def _add_module_facts(run: ProjectRun, limit: float) -> None:
     from .modules import add_module_facts
 
     add_module_facts(run, limit)
-
-
-def shown_manifest(path: str) -> str:
-    """How a manifest named on the command line is shown: as given, the file name added to a folder."""
-    return os.path.normpath(os.path.join(path, MANIFEST_NAME) if os.path.isdir(path) else path)
 
 
 def _shown_diagnostics(run: ProjectRun, quiet: bool) -> list[Diagnostic]:
@@ -196,20 +190,14 @@ def fix_hint(run: ProjectRun) -> str:
 
 
 def _write_frames(run: ProjectRun, diagnostics: list[Diagnostic], stream: TextIO) -> None:
+    """Code frames; ``HELP_PATTERN`` is RE2, as every pattern of the rules (``output`` checked
+    that it compiles, with a group)."""
+    from ..engine.lang import patterns
     from ..engine.yaml.spans import Sources, read_from
     from .frames import write_frames
 
-    write_frames(diagnostics, Sources(read_from(run.repo.root)), _help_pattern(run), stream, report.use_colour(stream))
-
-
-def _help_pattern(run: ProjectRun) -> Regex | None:
-    """The rules' ``HELP_PATTERN``, compiled (RE2, as every pattern of the rules; ``output``
-    checked that it compiles, with a group)."""
-    if HELP_PATTERN not in run.program["lets"]:
-        return None
-    from ..engine.lang import patterns
-
-    return patterns.regex(str(run.output(HELP_PATTERN)))
+    help_pattern = patterns.regex(str(run.output(HELP_PATTERN))) if HELP_PATTERN in run.program["lets"] else None
+    write_frames(diagnostics, Sources(read_from(run.repo.root)), help_pattern, stream, report.use_colour(stream))
 
 
 def _findings(checked: list[Checked], quiet: bool) -> Findings:
@@ -274,23 +262,10 @@ def tools_ls(
 def tools_ls_document(
     run: ProjectRun, agent: str | None = None, harness: str | None = None, parent: str | None = None
 ) -> dict[str, Any]:
-    """What `beeuni tools ls --json` prints (also what a rule test's expected selection holds)."""
+    """What `beeuni tools ls --json` prints (also what a rule test's expected selection holds):
+    the session's tools, or with ``agent`` what that agent sees on ``harness`` (as a subagent of
+    ``parent``, if given), and the fields that say which view this is."""
     which: dict[str, Any] = {}
-    tools = _listed_tools(run, agent, harness, parent, which)
-    return {
-        "manifest": run.manifest,
-        "tools_key": run.output("tools_key"),
-        "tools": tools,
-        "removed": run.output("removed_beeuni_tools"),
-        **which,
-    }
-
-
-def _listed_tools(
-    run: ProjectRun, agent: str | None, harness: str | None, parent: str | None, extra: dict[str, Any]
-) -> list[dict[str, str]]:
-    """The session's tools, or with ``agent`` what that agent sees on ``harness`` (as a subagent
-    of ``parent``, if given); ``extra`` receives the JSON fields that say which view this is."""
     if agent is None:
         if harness is not None or parent is not None:
             raise UsageError("--harness and --parent go with --agent NAME")
@@ -298,7 +273,7 @@ def _listed_tools(
     else:
         harness = _harness(run, harness)
         _agent(run, agent)
-        extra.update(agent=agent, harness=harness)
+        which.update(agent=agent, harness=harness)
         if parent is None:
             records = run.call("agent_tools", agent, harness)
         else:
@@ -306,9 +281,15 @@ def _listed_tools(
             problem = run.call("delegation_problem", parent, harness)
             if problem is not None:
                 raise UsageError(problem)
-            extra["parent"] = parent
+            which["parent"] = parent
             records = run.call("subagent_tools", agent, parent, harness)
-    return [{key: record[key] for key in ("name", "kind", "source")} for record in records]
+    return {
+        "manifest": run.manifest,
+        "tools_key": run.output("tools_key"),
+        "tools": [{key: record[key] for key in ("name", "kind", "source")} for record in records],
+        "removed": run.output("removed_beeuni_tools"),
+        **which,
+    }
 
 
 def _harness(run: ProjectRun, harness: str | None) -> str:
