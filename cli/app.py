@@ -7,14 +7,16 @@ Commands are thin: they parse arguments and call ``commands.py``. Every command 
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from typer.core import MarkupMode
 
 from . import commands
 from .shared import DEFAULT_MODULE_LIMIT, beeuni_version, bun
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: help and usage errors in Rich's panels on a terminal only; elsewhere Click's plain text, which
 #: depends on no terminal width, and Rich is not imported (the groups added below follow the
@@ -43,28 +45,14 @@ PathArgument = Annotated[str, typer.Argument(help="A manifest, or a folder holdi
 PathsArgument = Annotated[
     list[str] | None, typer.Argument(help="Manifests, or folders holding beeuni.yaml (default: the current folder).")
 ]
+#: the formats of shared.py, as Typer takes choices (test_import_cycles.py holds them equal)
+OutputFormat = Literal["text", "concise", "full", "json", "github", "sarif", "gitlab"]
+RulesCheckFormat = Literal["text", "github", "sarif", "gitlab"]
 
 
-# the formats of shared.py, as Typer takes choices (test_import_cycles.py holds them equal)
-class OutputFormat(StrEnum):
-    text = "text"
-    concise = "concise"
-    full = "full"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
-    gitlab = "gitlab"
-
-
-class RulesCheckFormat(StrEnum):
-    text = "text"
-    github = "github"
-    sarif = "sarif"
-    gitlab = "gitlab"
-
-
-def _exit(code: int) -> None:
-    raise typer.Exit(code)
+def _run(command: Callable[[], int]) -> None:
+    """Run the command; its exit status is the process's."""
+    raise typer.Exit(commands.guarded(command))
 
 
 def _print_version(asked: bool) -> None:
@@ -93,7 +81,7 @@ def validate(
             help="text (code frames on a terminal, else one line each), concise (one line each), "
             "full (code frames), json, github (workflow commands), sarif (SARIF 2.1.0) or gitlab (Code Quality).",
         ),
-    ] = OutputFormat.text,
+    ] = "text",
     output: Annotated[
         str | None,
         typer.Option("--output", metavar="FILE", help="Write the format to FILE; standard output gets text."),
@@ -124,9 +112,9 @@ def validate(
     if fix or diff:
         from .fix import validate_fix
 
-        _exit(commands.guarded(lambda: validate_fix(paths or ["."], output_format.value, rules, not diff, **options)))
+        _run(lambda: validate_fix(paths or ["."], output_format, rules, not diff, **options))
     options.update(modules=modules, module_timeout=module_timeout)
-    _exit(commands.guarded(lambda: commands.validate(paths or ["."], output_format.value, rules, **options)))
+    _run(lambda: commands.validate(paths or ["."], output_format, rules, **options))
 
 
 @tools_app.command("ls")
@@ -145,7 +133,7 @@ def tools_ls(
     rules: RulesOption = None,
 ) -> None:
     """List the tools a session (or an agent) gets, then the Beeuni tools the project removed."""
-    _exit(commands.guarded(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent)))
+    _run(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent))
 
 
 @tools_app.command("eject")
@@ -158,7 +146,7 @@ def tools_eject(
     """Make the project's own copy of a Beeuni tool and point the manifest at it."""
     from .eject import eject
 
-    _exit(commands.guarded(lambda: eject(name, path, rules, force)))
+    _run(lambda: eject(name, path, rules, force))
 
 
 @tools_app.command("new")
@@ -174,7 +162,7 @@ def tools_new(
     """Write a project tool's module skeleton and declare it under `tools:`."""
     from .new_tool import new_tool
 
-    _exit(commands.guarded(lambda: new_tool(name, path, rules, module)))
+    _run(lambda: new_tool(name, path, rules, module))
 
 
 @tools_app.command("migrate")
@@ -190,7 +178,7 @@ def tools_migrate(
     convert the others into served modules under tools/."""
     from .migrate import migrate
 
-    _exit(commands.guarded(lambda: migrate(path, rules, dry_run, module_timeout)))
+    _run(lambda: migrate(path, rules, dry_run, module_timeout))
 
 
 @tools_app.command("call")
@@ -224,9 +212,7 @@ def tools_call(
     at a commit: `--release HEAD` calls that."""
     from .call import tools_call as call
 
-    _exit(
-        commands.guarded(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema, release))
-    )
+    _run(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema, release))
 
 
 @app.command()
@@ -286,8 +272,8 @@ def daemon(
     release — the files git tracks at one commit — never the working tree."""
     from ..daemon.server import serve
 
-    def run() -> int:
-        return serve(
+    _run(
+        lambda: serve(
             bun(rules, path),
             path,
             rules,
@@ -304,8 +290,7 @@ def daemon(
             release,
             read_timeout,
         )
-
-    _exit(commands.guarded(run))
+    )
 
 
 sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
@@ -329,7 +314,7 @@ def sessions_new(
     """Start a session: the daemon and opencode, with the project's tools; print its id."""
     from .sessions import sessions_new as new
 
-    _exit(commands.guarded(lambda: new(path, rules, prompt, agent, model, wait)))
+    _run(lambda: new(path, rules, prompt, agent, model, wait))
 
 
 @sessions_app.command("prompt")
@@ -343,7 +328,7 @@ def sessions_prompt(
     """A later turn of a session: the same conversation, served from the session's release."""
     from .sessions import sessions_prompt as prompt_
 
-    _exit(commands.guarded(lambda: prompt_(session_id, path, rules, prompt, wait)))
+    _run(lambda: prompt_(session_id, path, rules, prompt, wait))
 
 
 @sessions_app.command("converge")
@@ -359,7 +344,7 @@ def sessions_converge(
     else from its next turn on."""
     from .sessions import sessions_converge as converge
 
-    _exit(commands.guarded(lambda: converge(session_id, path, rules, release)))
+    _run(lambda: converge(session_id, path, rules, release))
 
 
 @sessions_app.command("log")
@@ -372,7 +357,7 @@ def sessions_log(
     """Print a session's messages in order, with every tool call and its status."""
     from .sessions import sessions_log as log
 
-    _exit(commands.guarded(lambda: log(session_id, path, rules, as_json)))
+    _run(lambda: log(session_id, path, rules, as_json))
 
 
 @sessions_app.command("ls")
@@ -384,7 +369,7 @@ def sessions_ls(
     """List the project's sessions, newest first."""
     from .sessions import sessions_ls as ls
 
-    _exit(commands.guarded(lambda: ls(path, rules, as_json)))
+    _run(lambda: ls(path, rules, as_json))
 
 
 secrets_app = typer.Typer(help="Store the project's secrets (values are never printed).", no_args_is_help=True)
@@ -400,7 +385,7 @@ def secrets_set(
     rules: RulesOption = None,
 ) -> None:
     """Store a secret for the project; the value is read from standard input."""
-    _exit(commands.guarded(lambda: commands.secrets_set(assignment, path, rules)))
+    _run(lambda: commands.secrets_set(assignment, path, rules))
 
 
 @secrets_app.command("rm")
@@ -410,13 +395,13 @@ def secrets_rm(
     rules: RulesOption = None,
 ) -> None:
     """Remove a secret of the project."""
-    _exit(commands.guarded(lambda: commands.secrets_rm(name, path, rules)))
+    _run(lambda: commands.secrets_rm(name, path, rules))
 
 
 @secrets_app.command("ls")
 def secrets_ls(path: PathArgument = ".") -> None:
     """List the names of the project's secrets (never their values)."""
-    _exit(commands.guarded(lambda: commands.secrets_ls(path)))
+    _run(lambda: commands.secrets_ls(path))
 
 
 @app.command()
@@ -428,14 +413,14 @@ def resolve(
 ) -> None:
     """Resolve the tool set the daemon loads: per harness, what each agent and subagent sees."""
     if schema:
-        _exit(commands.guarded(commands.resolve_schema))
-    _exit(commands.guarded(lambda: commands.resolve(path, rules, as_json)))
+        _run(commands.resolve_schema)
+    _run(lambda: commands.resolve(path, rules, as_json))
 
 
 @app.command()
 def schema(rules: RulesOption = None) -> None:
     """Print the JSON Schema of beeuni.yaml, built from the rules' data, for editors."""
-    _exit(commands.guarded(lambda: commands.manifest_schema(rules)))
+    _run(lambda: commands.manifest_schema(rules))
 
 
 @app.command()
@@ -443,7 +428,7 @@ def lsp(rules: RulesOption = None) -> None:
     """Run the language server on standard input and output (for editors)."""
     from .lsp.server import serve
 
-    _exit(commands.guarded(lambda: serve(rules)))
+    _run(lambda: serve(rules))
 
 
 @rules_app.command("list")
@@ -452,7 +437,7 @@ def rules_list(
     rules: RulesOption = None,
 ) -> None:
     """List every rule: id, severity and summary."""
-    _exit(commands.guarded(lambda: commands.rules_list(rules, as_json)))
+    _run(lambda: commands.rules_list(rules, as_json))
 
 
 @rules_app.command("check")
@@ -463,10 +448,10 @@ def rules_check(
     rules: RulesOption = None,
     output_format: Annotated[
         RulesCheckFormat, typer.Option("--format", help="text, github, sarif or gitlab (as for validate).")
-    ] = RulesCheckFormat.text,
+    ] = "text",
 ) -> None:
     """Check a rules folder without any manifest: print every problem. Exit 1 on an error."""
-    _exit(commands.guarded(lambda: commands.rules_check(_one_folder(rules_dir, rules), output_format.value)))
+    _run(lambda: commands.rules_check(_one_folder(rules_dir, rules), output_format))
 
 
 def _one_folder(argument: str | None, option: str | None) -> str | None:
@@ -484,7 +469,7 @@ def rules_explain(
     rules: RulesOption = None,
 ) -> None:
     """Show a rule's documentation, or where a `let` or `fn` is defined, its doc comment and text."""
-    _exit(commands.guarded(lambda: commands.rules_explain(name, _one_folder(rules_dir, rules))))
+    _run(lambda: commands.rules_explain(name, _one_folder(rules_dir, rules)))
 
 
 @rules_app.command("test")
@@ -496,18 +481,7 @@ def rules_test(
     """Run the test cases kept beside the rules (DIR/tests/<case>/); report failures and coverage."""
     from .rule_tests import rules_test
 
-    _exit(commands.guarded(lambda: rules_test(folder)))
-
-
-class DiffFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-
-
-class FailOn(StrEnum):
-    any = "any"
-    new_errors = "new-errors"
+    _run(lambda: rules_test(folder))
 
 
 @rules_app.command("diff")
@@ -519,10 +493,13 @@ def rules_diff(
     corpus: Annotated[
         str | None, typer.Option("--corpus", metavar="FILE", help="A file listing projects, one per line.")
     ] = None,
-    output_format: Annotated[DiffFormat, typer.Option("--format", help="Output format.")] = DiffFormat.text,
+    output_format: Annotated[
+        Literal["text", "json", "markdown"], typer.Option("--format", help="Output format.")
+    ] = "text",
     fail_on: Annotated[
-        FailOn, typer.Option("--fail-on", help="any: exit 1 on any change; new-errors: only on new errors.")
-    ] = FailOn.any,
+        Literal["any", "new-errors"],
+        typer.Option("--fail-on", help="any: exit 1 on any change; new-errors: only on new errors."),
+    ] = "any",
     workers: Annotated[
         int | None, typer.Option("--workers", metavar="N", help="Local processes (default: every core).")
     ] = None,
@@ -539,11 +516,7 @@ def rules_diff(
     that change. Exit 0 when nothing changed, 1 when something did, 2 on a usage or rules error."""
     from .rules_diff import rules_diff as run
 
-    _exit(
-        commands.guarded(
-            lambda: run(projects or [], corpus, base, rules, output_format.value, fail_on.value, workers, scheduler)
-        )
-    )
+    _run(lambda: run(projects or [], corpus, base, rules, output_format, fail_on, workers, scheduler))
 
 
 @rules_app.command("doc")
@@ -558,4 +531,4 @@ def rules_doc(
     """Print the manifest reference: every rule with its doc and examples from its test cases."""
     from .rules_doc import rules_doc
 
-    _exit(commands.guarded(lambda: rules_doc(folder, of_helpers)))
+    _run(lambda: rules_doc(folder, of_helpers))

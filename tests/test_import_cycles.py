@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import get_args
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,5 +80,5 @@ def test_the_typer_choices_are_the_shared_formats() -> None:
     from beeuni.cli.app import OutputFormat, RulesCheckFormat
     from beeuni.cli.shared import FORMATS, MACHINE_FORMATS
 
-    assert tuple(OutputFormat) == FORMATS
-    assert tuple(RulesCheckFormat) == ("text", *MACHINE_FORMATS)
+    assert get_args(OutputFormat) == FORMATS
+    assert get_args(RulesCheckFormat) == ("text", *MACHINE_FORMATS)
