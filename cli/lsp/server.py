@@ -158,9 +158,6 @@ class BeeuniServer(LanguageServer):
         return analysis, os.path.relpath(os.path.realpath(path), analysis.root)
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
-        return self.answering(lambda: self._hover(params))
-
-    def _hover(self, params: types.HoverParams) -> types.Hover | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None:
             return None
@@ -188,9 +185,6 @@ class BeeuniServer(LanguageServer):
         )
 
     def complete(self, params: types.CompletionParams) -> types.CompletionList | None:
-        return self.answering(lambda: self._complete(params))
-
-    def _complete(self, params: types.CompletionParams) -> types.CompletionList | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None or COMPLETIONS not in found[0].run.program["lets"]:
             return None
@@ -224,14 +218,11 @@ class BeeuniServer(LanguageServer):
         return types.CompletionList(is_incomplete=False, items=list(items.values()))
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return self.answering(lambda: self._code_actions(params))
-
-    def _code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         found = self.analysis_of(params.text_document.uri)
         if found is None or CODE_ACTION_TITLES not in found[0].run.program["lets"]:
             return None
         analysis, file = found
-        titles = analysis.run.output(CODE_ACTION_TITLES)
+        titles = analysis.run.output(CODE_ACTION_TITLES)  # its shape checked: only the blanks filled in here
         wanted = params.range
         actions = []
         for d in analysis.by_file.get(file, []):
@@ -241,11 +232,11 @@ class BeeuniServer(LanguageServer):
             fills = {"rule": d.rule}
             if d.fix is not None:
                 fills["replacement"] = d.fix.new_text
-                actions.append(self.action(analysis, _filled(titles["fix"], fills), d.fix, diagnostic, True))
+                actions.append(self.action(analysis, titles["fix"].format_map(fills), d.fix, diagnostic, True))
             suppression = analysis.run.suppression_edit(d)
             if suppression is not None:
                 actions.append(
-                    self.action(analysis, _filled(titles["suppress"], fills), suppression, diagnostic, False)
+                    self.action(analysis, titles["suppress"].format_map(fills), suppression, diagnostic, False)
                 )
         return actions
 
@@ -272,11 +263,6 @@ class BeeuniServer(LanguageServer):
             is_preferred=preferred,
             edit=types.WorkspaceEdit(changes={uri: [change]}),
         )
-
-
-def _filled(template: str, fills: dict[str, str]) -> str:
-    """A title of ``CODE_ACTION_TITLES`` (its shape checked: only the blanks given) filled in."""
-    return template.format_map(fills)
 
 
 def _overlaps(one: types.Range, other: types.Range) -> bool:
@@ -346,19 +332,19 @@ def build_server(rules_dir: str | None, version: str) -> BeeuniServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: BeeuniServer, params: types.HoverParams) -> types.Hover | None:
-        return ls.hover(params)
+        return ls.answering(lambda: ls.hover(params))
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", "[", ",", " ", "-"])
     )
     def completion(ls: BeeuniServer, params: types.CompletionParams) -> types.CompletionList | None:
-        return ls.complete(params)
+        return ls.answering(lambda: ls.complete(params))
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
     )
     def code_action(ls: BeeuniServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return ls.code_actions(params)
+        return ls.answering(lambda: ls.code_actions(params))
 
     return server
 

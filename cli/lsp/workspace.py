@@ -125,10 +125,6 @@ class Workspace:
             self._program = load_rules(self.rules_dir)
         return self._program
 
-    def reload_rules(self) -> None:
-        self._program = None
-        self._runs.clear()
-
     def analyse(self, root: str, buffers: Mapping[str, str]) -> Analysis:
         """Check the project at ``root``; ``buffers`` maps absolute paths to open documents' text."""
         repo = self.repository(root)
@@ -154,11 +150,14 @@ class Workspace:
 
     def check_rules(self, folder: str, buffers: Mapping[str, str]) -> dict[str, list[Problem]]:
         """``beeuni rules check`` of a rules folder, open buffers read instead of the disk: each
-        rules file's absolute path → its problems."""
+        rules file's absolute path → its problems. When it is the folder of the rules in use, they
+        are compiled again at the next check."""
         from ...engine.contract.rules_interface import RULES_INTERFACE
         from ...engine.lang import compile_sources, rules_files
 
-        shown = self._shown_rules_folder(folder)
+        used, shown = rules_folder(self.rules_dir)
+        in_use = os.path.realpath(used) == folder
+        shown = shown if in_use else folder
         paths = rules_files(folder)
         sources = []
         for path in paths:
@@ -178,10 +177,7 @@ class Workspace:
         for problem in problems:
             path = os.path.join(folder, os.path.basename(problem.file))
             found.setdefault(path, []).append(problem)
-        if folder == os.path.realpath(rules_folder(self.rules_dir)[0]):
-            self.reload_rules()
+        if in_use:
+            self._program = None
+            self._runs.clear()
         return found
-
-    def _shown_rules_folder(self, folder: str) -> str:
-        real, shown = rules_folder(self.rules_dir)
-        return shown if os.path.realpath(real) == folder else folder
