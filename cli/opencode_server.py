@@ -48,14 +48,6 @@ def find_opencode() -> str:
     return found
 
 
-def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now (opencode is told to take it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class OpencodeServer:
     """How to reach one running ``opencode serve``."""
@@ -65,7 +57,11 @@ class OpencodeServer:
 
     @staticmethod
     def new() -> OpencodeServer:
-        return OpencodeServer(f"http://127.0.0.1:{free_port()}", secrets.token_urlsafe(24))
+        """On a port of 127.0.0.1 that nothing listens on now (opencode is told to take it)."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        return OpencodeServer(f"http://127.0.0.1:{port}", secrets.token_urlsafe(24))
 
     def command(self, opencode: str) -> list[str]:
         port = self.url.rsplit(":", 1)[1]

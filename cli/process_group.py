@@ -37,18 +37,16 @@ def start_group(
     cwd: str,
     env: dict[str, str],
     log: IO[bytes],
-    stdout: int | IO[bytes] | None = None,
-    pass_fds: tuple[int, ...] = (),
+    pass_fds: tuple[int, ...],
 ) -> subprocess.Popen[bytes]:
-    """Start ``command`` as the leader of a new process group; its standard error goes to
-    ``log`` (and its standard output too, unless ``stdout`` says otherwise); of the other
-    descriptors it inherits ``pass_fds`` alone."""
+    """Start ``command`` as the leader of a new process group; its standard output and error
+    go to ``log``; of the other descriptors it inherits ``pass_fds`` alone."""
     return subprocess.Popen(
         command,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
-        stdout=log if stdout is None else stdout,
+        stdout=log,
         stderr=log,
         start_new_session=True,
         preexec_fn=_die_with_parent,
@@ -56,12 +54,12 @@ def start_group(
     )
 
 
-def stop_group(process: subprocess.Popen[bytes], grace: float = STOP_GRACE) -> None:
+def stop_group(process: subprocess.Popen[bytes]) -> None:
     """Stop the group ``process`` leads: SIGTERM to all of it, then SIGKILL to what is left after
-    ``grace`` seconds. The leader is reaped."""
+    ``STOP_GRACE`` seconds. The leader is reaped."""
     _signal_group(process.pid, signal.SIGTERM)
     with suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=grace)
+        process.wait(timeout=STOP_GRACE)
     _signal_group(process.pid, signal.SIGKILL)  # the leader's children may outlive it
     process.wait()
 

@@ -169,7 +169,8 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
                     handle.close()
                 if record is None and earlier is None:  # nothing started: no session to keep the logs of
                     for name in LOG_NAMES:
-                        _remove(store.log_path(name, pending))
+                        with contextlib.suppress(OSError):
+                            os.unlink(store.log_path(name, pending))
     return outcome
 
 
@@ -310,29 +311,19 @@ def _record(
     runtime: Runtime,
     earlier: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    reach = {"url": runtime.server.url, "password": runtime.server.password}  # while it runs: `sessions log`
     if earlier is not None:  # a later turn: the same session, running again
-        record = {**earlier, "status": "running", "runner": os.getpid(), "opencode": reach, "answer": "", "error": ""}
-        record["prompt"] = request.prompt
-        record["release"] = runtime.release
+        record = dict(earlier)
         record.pop("converge_to", None)
         if runtime.converged is not None:
             record["converged"] = runtime.converged
-        return record
-    created = session.get("time", {}).get("created")
-    return {
-        "id": str(session["id"]),
-        "agent": request.agent,
-        "model": model,
-        "prompt": request.prompt,
-        "created": created if isinstance(created, int) else int(time.time() * 1000),
-        "status": "running",
-        "runner": os.getpid(),
-        "opencode": reach,
-        "release": runtime.release,  # the commit the session serves (None: a copy of a folder outside git)
-        "answer": "",
-        "error": "",
-    }
+    else:
+        created = session.get("time", {}).get("created")
+        record = {"id": str(session["id"]), "agent": request.agent, "model": model}
+        record["created"] = created if isinstance(created, int) else int(time.time() * 1000)
+    reach = {"url": runtime.server.url, "password": runtime.server.password}  # while it runs: `sessions log`
+    record.update(status="running", runner=os.getpid(), opencode=reach, prompt=request.prompt, answer="", error="")
+    record["release"] = runtime.release  # the commit the session serves (None: a copy of a folder outside git)
+    return record
 
 
 def _prompt(request: SessionRequest, server: OpencodeServer, session_id: str, model: str | None) -> Outcome:
@@ -388,8 +379,3 @@ def _tail(path: str) -> str:
             return handle.read().decode("utf-8", "replace").strip()
     except OSError:
         return ""
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)

@@ -106,7 +106,11 @@ class SessionStore:
         does not keep, or a broken file)."""
         if not self.has(session_id):
             return None
-        document = _read_json(os.path.join(self.folder, session_id + suffix))
+        try:
+            with open(os.path.join(self.folder, session_id + suffix), encoding="utf-8") as handle:
+                document = json.load(handle)
+        except (OSError, ValueError):
+            return None
         return document if isinstance(document, dict) else None
 
     def records(self) -> list[dict[str, Any]]:
@@ -119,11 +123,3 @@ class SessionStore:
 
     def read_export(self, session_id: str) -> dict[str, Any] | None:
         return self.read(session_id, EXPORT_SUFFIX)
-
-
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None

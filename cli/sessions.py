@@ -20,6 +20,7 @@ from typing import Any
 
 from ..daemon.changes import SHORT
 from ..daemon.messages import say
+from ..engine.lang.values import text
 from ..engine.paths import git_top
 from ..engine.printable import printable
 from ..engine.project import ProjectRun, open_project, rules_only
@@ -138,7 +139,7 @@ def _record_of(store: SessionStore, session_id: str, texts: SessionTexts) -> dic
 
 def _report(outcome: Outcome, session_id: str, texts: SessionTexts) -> int:
     if outcome.answer:
-        sys.stdout.write(visible_lines(outcome.answer) + "\n")
+        sys.stdout.write("\n".join(printable(line) for line in outcome.answer.splitlines()) + "\n")
     if outcome.status == "completed":
         return EXIT_OK
     if outcome.status == "interrupted":
@@ -146,10 +147,6 @@ def _report(outcome: Outcome, session_id: str, texts: SessionTexts) -> int:
     else:
         sys.stderr.write(f"beeuni: {texts.message('ended_in_error', id=session_id, detail=printable(outcome.error))}\n")
     return EXIT_ERRORS
-
-
-def visible_lines(text: str) -> str:
-    return "\n".join(printable(line) for line in text.splitlines())
 
 
 def _start_detached(request: SessionRequest) -> int:
@@ -201,11 +198,9 @@ def sessions_log(session_id: str, path: str, rules: str | None, as_json: bool) -
     run = open_project(path, rules)
     texts = SessionTexts(run)
     store = SessionStore(run.repo.root)
-    record = store.read(session_id)
-    if record is None:
-        raise UsageError(texts.message("no_session", id=printable(session_id)))
+    record = _record_of(store, session_id, texts)
     record["status"] = current_status(record)
-    messages = messages_of(_export(store, record), _spilled_note(run))
+    messages = messages_of(_export(store, record), text(run.output("DAEMON_MESSAGES")["spilled"]))
     if as_json:
         document = {"session": public(record), "messages": messages}
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -224,12 +219,6 @@ def _export(store: SessionStore, record: dict[str, Any]) -> dict[str, Any] | Non
         except (OpencodeError, KeyError):
             pass
     return store.read_export(record["id"])
-
-
-def _spilled_note(run: ProjectRun) -> str:
-    from ..engine.lang.values import text
-
-    return text(run.output("DAEMON_MESSAGES")["spilled"])
 
 
 def sessions_ls(path: str, rules: str | None, as_json: bool) -> int:
