@@ -14,10 +14,6 @@ if TYPE_CHECKING:
     from ..engine.project import ProjectRun
 
 
-def _nothing(done: int) -> None:
-    """Off a terminal, progress is not shown."""
-
-
 #: the rules' labels of the progress bars, by command (when the rules define them)
 PROGRESS_LABELS = "PROGRESS_LABELS"
 
@@ -36,7 +32,7 @@ def progress(label: Callable[[], str], total: int) -> Iterator[Callable[[int], N
     """A function to call with how many of the ``total`` steps are newly done; ``label`` gives
     the bar's label (asked only on a terminal)."""
     if not sys.stderr.isatty():
-        yield _nothing
+        yield lambda done: None  # off a terminal, progress is not shown
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -90,30 +90,15 @@ class CaseResult:
         return lines
 
 
-@dataclass
-class TestRun:
-    cases: list[CaseResult]
-    rule_ids: list[str]
-
-    @property
-    def failed(self) -> list[CaseResult]:
-        return [case for case in self.cases if case.problems]
-
-    def rules_without(self, kind: str) -> list[str]:
-        covered = {a.rule for case in self.cases for a in case.annotations if a.kind == kind}
-        return [rule for rule in self.rule_ids if rule not in covered]
-
-
-def run_tests(folder: str, shown: str, program: dict[str, Any]) -> TestRun:
+def run_tests(folder: str, shown: str, program: dict[str, Any]) -> list[CaseResult]:
     """Run every case under ``folder``/tests against ``program`` (the rules of ``folder``);
     ``shown`` is how the rules folder is named in the output."""
     tests = os.path.join(folder, TESTS_FOLDER)
     names = sorted(entry.name for entry in os.scandir(tests) if entry.is_dir()) if os.path.isdir(tests) else []
     severities = {rule["id"]: rule["severity"] for rule in program["rules"]}
-    cases = [
+    return [
         _run_case(os.path.join(tests, name), f"{shown}/{TESTS_FOLDER}/{name}", program, severities) for name in names
     ]
-    return TestRun(cases, sorted(severities))
 
 
 def _case_release(path: str) -> Release | None:
@@ -295,17 +280,19 @@ def rules_test(folder: str | None) -> int:
     from .shared import tested_folder
 
     path, shown = rules_folder(folder)
-    result = run_tests(path, shown, load_rules(folder))
+    program = load_rules(folder)
+    cases = run_tests(path, shown, program)
+    failed = [case for case in cases if case.problems]
     out = sys.stdout
-    count = len(result.cases)
-    out.write(f"testing {tested_folder(folder, 'test')}: {count} case{'' if count == 1 else 's'}\n")
-    for case in result.cases:
+    out.write(f"testing {tested_folder(folder, 'test')}: {len(cases)} case{'' if len(cases) == 1 else 's'}\n")
+    for case in cases:
         out.write("".join(line + "\n" for line in case.report()))
-    if not result.cases:
+    if not cases:
         out.write(f"{shown}/{TESTS_FOLDER}: no test cases\n")
     for kind in ("expect", "ok"):
-        missing = result.rules_without(kind)
+        covered = {a.rule for case in cases for a in case.annotations if a.kind == kind}
+        missing = sorted({rule["id"] for rule in program["rules"]} - covered)
         if missing:
             out.write(f"rules with no `{kind}` case ({len(missing)}):\n" + "".join(f"  {r}\n" for r in missing))
-    out.write(f"{len(result.cases) - len(result.failed)} passed, {len(result.failed)} failed\n")
-    return 1 if result.failed else 0
+    out.write(f"{len(cases) - len(failed)} passed, {len(failed)} failed\n")
+    return 1 if failed else 0

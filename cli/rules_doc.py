@@ -44,9 +44,8 @@ def rules_doc(folder: str | None, of_helpers: bool = False) -> int:
 
 
 def manifest_reference(program: dict[str, Any], folder: str, shown: str) -> str:
-    tests = run_tests(folder, shown, program)
     examples: dict[str, list[tuple[CaseResult, Annotation]]] = {}
-    for case in tests.cases:
+    for case in run_tests(folder, shown, program):
         for annotation in case.annotations:
             examples.setdefault(annotation.rule, []).append((case, annotation))
     out = [
