@@ -158,7 +158,7 @@ def _write_validation(
             else:
                 report.write_diagnostics(_shown_diagnostics(c.run, quiet), stream)
             if to_terminal and not quiet:
-                counts = report.summary(c.run.diagnostics())
+                counts = report.summary(d.severity for d in c.run.diagnostics())
                 sys.stderr.write(f"{c.shown or c.run.manifest}: {counts}{fix_hint(c.run)}\n")
         return
     if to_terminal:
@@ -376,11 +376,8 @@ def rules_check(rules: str | None, output_format: str = "text") -> int:
             Diagnostic("rules", p.severity, printable(p.message), printable(p.file), p.line, p.column) for p in problems
         ]
         formats.write(output_format, formats.Findings(found, [], Sources(lambda _: None)), sys.stdout)
-    errors = sum(1 for problem in problems if problem.severity == "error")
-    warnings = len(problems) - errors
-    counts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
-    sys.stderr.write(f"{rules or 'rules'}: {', '.join(counts) or 'no problems'}\n")
-    return EXIT_ERRORS if errors else EXIT_OK
+    sys.stderr.write(f"{rules or 'rules'}: {report.summary(problem.severity for problem in problems)}\n")
+    return EXIT_ERRORS if any(problem.severity == "error" for problem in problems) else EXIT_OK
 
 
 def rules_explain(name: str, rules: str | None) -> int:

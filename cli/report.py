@@ -14,7 +14,7 @@ from ..engine.lang.values import text
 from ..engine.printable import printable, printable_json
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any, TextIO
 
     from ..engine.lang.evaluator import Diagnostic
@@ -57,10 +57,11 @@ def validate_document(manifest: str, diagnostics: Sequence[Diagnostic]) -> dict[
     }
 
 
-def summary(diagnostics: Sequence[Diagnostic]) -> str:
+def summary(severities: Iterable[str]) -> str:
+    """``2 errors, 1 warning``, or ``no problems``."""
     counts = dict.fromkeys(SEVERITIES, 0)
-    for d in diagnostics:
-        counts[d.severity] = counts.get(d.severity, 0) + 1
+    for severity in severities:
+        counts[severity] = counts.get(severity, 0) + 1
     parts = [f"{n} {severity}{'' if n == 1 else 's'}" for severity, n in counts.items() if n]
     return ", ".join(parts) if parts else "no problems"
 

@@ -50,7 +50,7 @@ def write(findings: Findings, stream: TextIO) -> None:
 
 
 def step_summary(findings: Findings) -> str:
-    lines = [f"### beeuni: {summary(findings.diagnostics)}", ""]
+    lines = [f"### beeuni: {summary(d.severity for d in findings.diagnostics)}", ""]
     if findings.diagnostics:
         lines += ["| Severity | Rule | Location | Message |", "| --- | --- | --- | --- |"]
         lines += [
