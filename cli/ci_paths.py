@@ -10,15 +10,9 @@ import os
 from ..engine.paths import upward
 
 
-def git_root(folder: str) -> str | None:
-    """The root of the git repository that holds ``folder``: the nearest folder, from it upward,
-    with a ``.git`` (a folder; or a file, as in a linked worktree or a submodule)."""
-    return next(
-        (above for above in upward(os.path.abspath(folder)) if os.path.exists(os.path.join(above, ".git"))), None
-    )
-
-
 def base_folder(project_root: str) -> str:
-    """The folder the CI formats name the files of a project by: its git root, else the current
-    folder."""
-    return git_root(project_root) or os.getcwd()
+    """The folder the CI formats name the files of a project by: the nearest folder, from the
+    project upward, with a ``.git`` (a folder; or a file, as in a linked worktree or a
+    submodule), else the current folder."""
+    above = upward(os.path.abspath(project_root))
+    return next((folder for folder in above if os.path.exists(os.path.join(folder, ".git"))), os.getcwd())

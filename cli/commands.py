@@ -96,9 +96,8 @@ def validate(
         write_file_atomically(os.path.abspath(output), written.getvalue().encode("utf-8"))
         output_format = "text"
     _write_validation(output_format, checked, quiet, sys.stdout, to_terminal=True)
-    runs = [c.run for c in checked if c.run is not None]
     worst = max(EXIT_FAILURE if c.run is None else EXIT_ERRORS if c.run.count("error") else EXIT_OK for c in checked)
-    warnings = sum(run.count("warning") for run in runs)
+    warnings = sum(c.run.count("warning") for c in checked if c.run is not None)
     if max_warnings is not None and warnings > max_warnings:
         plural = "s" if warnings != 1 else ""
         sys.stderr.write(f"beeuni: {warnings} warning{plural}, more than --max-warnings {max_warnings} allows\n")

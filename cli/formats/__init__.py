@@ -33,8 +33,3 @@ class Findings(NamedTuple):
 def write(format_name: str, findings: Findings, stream: TextIO) -> None:
     module = import_module(f"{__name__}.{format_name}")
     module.write(findings, stream)
-
-
-def summary_paragraph(doc: str) -> str:
-    """A doc's first paragraph on one line: a rule's short description."""
-    return " ".join(doc.strip().split("\n\n")[0].split())

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..shared import beeuni_version
-from . import summary_paragraph
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -62,7 +61,7 @@ def _descriptor(rule: Mapping[str, Any]) -> dict[str, Any]:
     doc = str(rule.get("doc") or "").strip()
     descriptor: dict[str, Any] = {"id": rule["id"]}
     if doc:
-        descriptor["shortDescription"] = {"text": summary_paragraph(doc)}
+        descriptor["shortDescription"] = {"text": " ".join(doc.split("\n\n")[0].split())}  # its first paragraph
         descriptor["fullDescription"] = {"text": doc}
     descriptor["defaultConfiguration"] = {"level": LEVELS.get(rule["severity"], "note")}
     return descriptor
