@@ -73,12 +73,9 @@ class BeeuniServer(LanguageServer):
         self.published: dict[str, set[str]] = {}
 
     def buffers(self) -> dict[str, str]:
-        found = {}
-        for uri, document in self.workspace.text_documents.items():
-            path = to_fs_path(uri)
-            if path is not None:
-                found[os.path.realpath(path)] = document.source
-        return found
+        """Each open document's text, by its real path."""
+        paths = {to_fs_path(uri): document.source for uri, document in self.workspace.text_documents.items()}
+        return {os.path.realpath(path): source for path, source in paths.items() if path is not None}
 
     def refresh(self, uri: str) -> None:
         """Check what the document belongs to, and publish the diagnostics of all its files."""
@@ -167,7 +164,7 @@ class BeeuniServer(LanguageServer):
         line = params.position.line
         column = code_point_column(lines[line], params.position.character) if line < len(lines) else 0
         parts = []
-        docs = self.projects.rule_docs()
+        docs = {rule["id"]: (rule["severity"], rule["doc"]) for rule in self.projects.program["rules"]}
         for d in analysis.by_file.get(file, []):
             span = analysis.sources.span(d.file, d.line, d.column)
             if (span.line - 1, span.column - 1) <= (line, column) <= (span.end_line - 1, span.end_column - 1):
@@ -243,18 +240,9 @@ class BeeuniServer(LanguageServer):
     def action(
         self, analysis: Analysis, title: str, edit: Any, diagnostic: types.Diagnostic, preferred: bool
     ) -> types.CodeAction:
-        """A quick fix that makes ``edit`` (a ``TextEdit`` of the engine: 1-based, code points)."""
-        start_line, end_line = (
-            analysis.sources.line(edit.file, edit.line),
-            analysis.sources.line(edit.file, edit.end_line),
-        )
-        change = types.TextEdit(
-            range=types.Range(
-                types.Position(edit.line - 1, utf16_column(start_line, edit.column - 1)),
-                types.Position(edit.end_line - 1, utf16_column(end_line, edit.end_column - 1)),
-            ),
-            new_text=edit.new_text,
-        )
+        """A quick fix that makes ``edit`` (a ``TextEdit`` of the engine)."""
+        where = lsp_range(analysis.sources, edit.file, edit.line, edit.column, edit.end_line, edit.end_column)
+        change = types.TextEdit(range=where, new_text=edit.new_text)
         uri = from_fs_path(os.path.join(analysis.root, edit.file)) or edit.file
         return types.CodeAction(
             title=title,
@@ -276,15 +264,18 @@ def path_matches(pattern: Sequence[str], path: Sequence[str]) -> bool:
     return len(pattern) == len(path) and all(p in ("*", step) for p, step in zip(pattern, path, strict=True))
 
 
+def lsp_range(sources: Sources, file: str, line: int, column: int, end_line: int, end_column: int) -> types.Range:
+    """A range of the engine (1-based lines and columns, code points) as LSP counts (0-based, UTF-16)."""
+    return types.Range(
+        types.Position(line - 1, utf16_column(sources.line(file, line), column - 1)),
+        types.Position(end_line - 1, utf16_column(sources.line(file, end_line), end_column - 1)),
+    )
+
+
 def lsp_diagnostic(d: Any, sources: Sources) -> types.Diagnostic:
     span = sources.span(d.file, d.line, d.column)
-    start_line = sources.line(d.file, span.line)
-    end_line = sources.line(d.file, span.end_line)
     return types.Diagnostic(
-        range=types.Range(
-            types.Position(span.line - 1, utf16_column(start_line, span.column - 1)),
-            types.Position(span.end_line - 1, utf16_column(end_line, span.end_column - 1)),
-        ),
+        range=lsp_range(sources, d.file, span.line, span.column, span.end_line, span.end_column),
         message=d.message,
         severity=SEVERITIES.get(d.severity, types.DiagnosticSeverity.Information),
         code=d.rule,

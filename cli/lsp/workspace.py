@@ -144,10 +144,6 @@ class Workspace:
         sources = Sources(lambda file: overlay[file] if file in overlay else disk(file))
         return Analysis(repo.root, run, sources, by_file)
 
-    def rule_docs(self) -> dict[str, tuple[str, str]]:
-        """Each rule's (severity, doc), for hover over a diagnostic."""
-        return {rule["id"]: (rule["severity"], rule["doc"]) for rule in self.program["rules"]}
-
     def check_rules(self, folder: str, buffers: Mapping[str, str]) -> dict[str, list[Problem]]:
         """``beeuni rules check`` of a rules folder, open buffers read instead of the disk: each
         rules file's absolute path → its problems. When it is the folder of the rules in use, they
