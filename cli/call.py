@@ -47,11 +47,7 @@ def tools_call(
     if report.status == 404 and report.refused:
         report.error = _unknown_tool(name, path, rules) or report.error
     if as_json:
-        document: dict[str, object] = {}
-        if report.error is None:
-            document["output"] = report.output
-        else:
-            document["error"] = report.error
+        document: dict[str, object] = {"output": report.output} if report.error is None else {"error": report.error}
         document.update(status=report.status, duration_ms=round(report.duration_ms, 1), spilled=report.spilled)
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     elif report.error is None:
