@@ -1,5 +1,5 @@
 """The report of ``beeuni rules diff``: a summary, then each affected project, as text, JSON or
-Markdown (for a change request comment), and the exit status it implies.
+Markdown (for a change request comment).
 
 Each change is one line that starts with ``-`` (the base rules' side) or ``+`` (the new rules'
 side), as in a unified diff — a changed diagnostic is its old line followed by its new one — so
@@ -59,21 +59,12 @@ def new_errors(result: dict[str, Any]) -> int:
     return added + raised + (1 if failure["new"] is not None and failure["base"] is None else 0)
 
 
-def exit_status(summary: dict[str, Any], fail_on: str) -> int:
-    failing = summary["new_errors"] if fail_on == "new-errors" else summary["affected"]
-    return 1 if failing else 0
-
-
-def listed(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The projects the report shows: the affected ones and the ones neither side could run on."""
-    return [result for result in results if result["affected"] or result["failure"]["base"] is not None]
-
-
 def write(
     output_format: str, results: Sequence[dict[str, Any]], names: tuple[str, str], stream: TextIO
 ) -> dict[str, Any]:
     summary = summarize(results)
-    shown = listed(results)
+    # the projects shown: the affected ones and the ones neither side could run on
+    shown = [result for result in results if result["affected"] or result["failure"]["base"] is not None]
     if output_format == "json":
         write_json({"base": names[0], "rules": names[1], "summary": summary, "projects": shown}, stream)
     elif output_format == "markdown":
