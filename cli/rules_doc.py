@@ -19,8 +19,9 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from ..engine.project import load_rules, rules_folder
 from .rule_tests import TESTS_FOLDER, run_tests
-from .rules_helpers import BANNER_RULE
+from .rules_helpers import BANNER_RULE, helpers_reference
 
 if TYPE_CHECKING:
     from typing import Any
@@ -32,14 +33,9 @@ _LONGEST_LINE = 100
 
 def rules_doc(folder: str | None, of_helpers: bool = False) -> int:
     """The manifest reference, or (``of_helpers``) the reference of the helpers."""
-    from ..engine.project import load_rules, rules_folder
-
     path, shown = rules_folder(folder)
-    program = load_rules(folder)
-    from .rules_helpers import helpers_reference
-
     reference = helpers_reference if of_helpers else manifest_reference
-    sys.stdout.write(reference(program, path, shown))
+    sys.stdout.write(reference(load_rules(folder), path, shown))
     return 0
 
 
