@@ -106,11 +106,6 @@ def compile_program(checked: Node, source_out: list[str] | None = None) -> Node:
     }
 
 
-def generate(program: Node) -> str:
-    """The Python source of ``make(rt)`` for a checked program."""
-    return _unmark(_Generator(program).generate())[0]
-
-
 def _unmark(marked: str) -> tuple[str, list[tuple[int, list[int]]]]:
     """Remove the expression marks; where each marked expression stands: (mark, [line, first
     column, last column]), columns in UTF-8 bytes from 0, as ``co_positions`` gives them."""
