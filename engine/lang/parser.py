@@ -313,10 +313,12 @@ def _pos(meta: Any) -> list[int]:
 
 
 def _node(kind: str, *fields: str) -> Callable[[Any, Any, list[Any]], Node]:
-    """A transformer method that makes a node of ``kind`` whose ``fields`` are its children."""
+    """A transformer method that makes a node of ``kind`` whose ``fields`` are its children (a
+    token as its text)."""
 
     def make(self: Any, meta: Any, items: list[Any]) -> Node:
-        return {"t": kind, **dict(zip(fields, items, strict=True)), "pos": _pos(meta)}
+        values = (str(item) if isinstance(item, Token) else item for item in items)
+        return {"t": kind, **dict(zip(fields, values, strict=True)), "pos": _pos(meta)}
 
     return make
 
@@ -380,9 +382,7 @@ class _ToAst(Transformer[Token, Any]):
             return {"t": "doc", "value": self.template(meta, [token]), "pos": _pos(meta)}
         return {"t": "doc", "value": decode_string(str(token)), "pos": _pos(meta)}
 
-    def let_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "let_clause", "name": str(items[0]), "expr": items[1], "pos": _pos(meta)}
-
+    let_clause = _node("let_clause", "name", "expr")
     for_clause = _node("for", "vars", "iter")
     when_clause = _node("when", "expr")
     at_clause = _node("at", "expr")
@@ -401,19 +401,14 @@ class _ToAst(Transformer[Token, Any]):
     in_expr = _node("in", "left", "right")
     index = _node("index", "obj", "key")
     list_comp = _node("comp", "element", "vars", "iter", "cond")
-
-    def compare(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "compare", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
+    compare = _node("compare", "left", "op", "right")
+    binop = _node("binop", "left", "op", "right")
+    attr = _node("attr", "obj", "name")
+    name = _node("name", "name")
 
     def not_in_expr(self, meta: Any, items: list[Node]) -> Node:
         member = {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
         return {"t": "not", "expr": member, "pos": _pos(meta)}
-
-    def binop(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "binop", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
-
-    def attr(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "attr", "obj": items[0], "name": str(items[1]), "pos": _pos(meta)}
 
     def call(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "call", "fn": str(items[0]), "args": items[1] or [], "pos": _pos(meta)}
@@ -445,9 +440,6 @@ class _ToAst(Transformer[Token, Any]):
 
     def null(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "value", "value": None, "pos": _pos(meta)}
-
-    def name(self, meta: Any, items: list[Token]) -> Node:
-        return {"t": "name", "name": str(items[0]), "pos": _pos(meta)}
 
     def list_literal(self, meta: Any, items: list[Node | None]) -> Node:
         return {"t": "list", "items": [item for item in items if item is not None], "pos": _pos(meta)}
