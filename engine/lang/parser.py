@@ -234,14 +234,6 @@ def _open_bracket(lines: list[str], start: int, end: int) -> tuple[str, int, int
     return str(opened), start + (opened.line or 1), opened.column or 1
 
 
-def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[Token]:
-    try:
-        return _lark().parse(source, start=start)
-    except UnexpectedInput as err:
-        line, column = _shift(err.line, err.column, origin)
-        raise RulesError(file, line, column, _describe(err, source)) from None
-
-
 def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
     """A position inside an embedded source (a template's ``{...}``) as a position in the file."""
     if line <= 0:
@@ -488,7 +480,10 @@ class _ToAst(Transformer[Token, Any]):
                 text = ""
             origin = self._at(token, offsets[i] + 1)
             source = raw[offsets[i] + 1 : offsets[end]] if as_written else body[i + 1 : end]
-            tree = _parse(source, self.file, "expr", origin)
+            try:
+                tree = _lark().parse(source, start="expr")
+            except UnexpectedInput as err:
+                raise RulesError(self.file, *_shift(err.line, err.column, origin), _describe(err, source)) from None
             parts.append(_shift_positions(_ToAst(self.file, self.problems).transform(tree), origin))
             i = end + 1
         if text:
