@@ -118,21 +118,15 @@ def _unmark(marked: str) -> tuple[str, list[tuple[int, list[int]]]]:
         out: list[str] = []
         width = 0
         open_marks: list[tuple[int, int]] = []
-        i = 0
-        while i < len(text):
-            char = text[i]
-            if char == _OPEN:
-                end = text.index(_MID, i)
-                open_marks.append((int(text[i + 1 : end]), width))
-                i = end + 1
-                continue
-            if char == _CLOSE:
+        for piece in _MARKS.split(text):  # the text between the marks, and each mark
+            if piece[:1] == _OPEN:
+                open_marks.append((int(piece[1:-1]), width))
+            elif piece == _CLOSE:
                 mark, start = open_marks.pop()
                 spans.append((mark, [number, start, width]))
             else:
-                out.append(char)
-                width += len(char.encode("utf-8"))
-            i += 1
+                out.append(piece)
+                width += len(piece.encode("utf-8"))
         lines.append("".join(out))
     return "\n".join(lines), spans
 
@@ -818,7 +812,7 @@ def _type_of_local(local: str) -> str:
 
 
 #: the marks around an expression's Python (``_unmark``)
-_MARKS = re.compile("\x01\\d+\x02|\x03")
+_MARKS = re.compile("(\x01\\d+\x02|\x03)")
 #: the field names ``_local_attr`` reads (the rules' names are identifiers)
 _FIELD = re.compile(r"\.get\('(\w+)'\) if ")
 #: the Python of a local: a variable, a parameter, a field read once (``hoisted``)
