@@ -330,7 +330,9 @@ class _ToAst(Transformer[Token, Any]):
     # definitions ---------------------------------------------------------------------------
 
     def start(self, meta: Any, items: list[Node]) -> list[Node]:
-        return items
+        return items  # the definitions (and a call's arguments: ``args``)
+
+    args = start
 
     def let_def(self, meta: Any, items: list[Any]) -> Node:
         name, expr = items
@@ -346,9 +348,6 @@ class _ToAst(Transformer[Token, Any]):
             "pos": _pos(meta),
             "file": self.file,
         }
-
-    def params(self, meta: Any, items: list[Token]) -> list[str]:
-        return [str(item) for item in items]
 
     def fn_expr(self, meta: Any, items: list[Node]) -> Node:
         return items[0]
@@ -382,7 +381,10 @@ class _ToAst(Transformer[Token, Any]):
     fix_clause = _node("fix", "expr")
 
     def target(self, meta: Any, items: list[Token | None]) -> list[str]:
+        """A loop's variables (and a function's parameters: ``params``)."""
         return [str(item) for item in items if item is not None]
+
+    params = target
 
     # expressions ---------------------------------------------------------------------------
 
@@ -404,9 +406,6 @@ class _ToAst(Transformer[Token, Any]):
 
     def call(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "call", "fn": str(items[0]), "args": items[1] or [], "pos": _pos(meta)}
-
-    def args(self, meta: Any, items: list[Node]) -> list[Node]:
-        return items
 
     def string(self, meta: Any, items: list[Token]) -> Node:
         return {"t": "value", "value": decode_string(str(items[0])), "pos": _pos(meta)}
