@@ -899,11 +899,6 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
                 return True
         return any(builds(child) for child in children(node))
 
-    def calls_costly(node: Any) -> bool:
-        if isinstance(node, dict) and node.get("t") == "call" and node["fn"] in fns and is_costly(node["fn"]):
-            return True
-        return any(calls_costly(child) for child in children(node))
-
     def condition_on(node: Node, param: str) -> bool:
         """Whether ``node`` only tests and compares, calling the costly functions with ``param``."""
         if node["t"] not in _CONDITION_KINDS:
@@ -916,9 +911,8 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
     def is_costly(name: str) -> bool:
         if name not in verdicts:
             body, params = fns[name]["body"], fns[name]["params"]
-            verdicts[name] = builds(body) or (
-                calls_costly(body) and not (len(params) == 1 and condition_on(body, params[0]))
-            )
+            calls_costly = any(is_costly(called) for called in free_names(body)[1] & fns.keys())
+            verdicts[name] = builds(body) or (calls_costly and not (len(params) == 1 and condition_on(body, params[0])))
         return verdicts[name]
 
     return {name for name in fns if is_costly(name)}
