@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ..cache.folder import read_record, write_record
 from . import precompiled, program_cache
 from .errors import RulesError
 from .interface import Interface
@@ -61,10 +62,10 @@ def load_program(
     program: dict[str, Any] | None = precompiled.read(folder, digest) if shipped else None
     if program is None:
         key = program_cache.cache_key(digest, folder)
-        program = program_cache.read(key)
+        program = read_record("rules", key)
         if program is None:
             program = compile_sources(_read_sources(paths, shown), interface, folder, shown)
-            program_cache.write(key, program)
+            write_record("rules", key, program)
     return program
 
 

@@ -40,10 +40,6 @@ class Observer:
         )
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 # pure functions ------------------------------------------------------------------------------
 
 
@@ -127,8 +123,7 @@ def b_after(observer: Observer, value: Any, prefix: Any) -> Any:
 
 
 def b_lower(observer: Observer, value: Any) -> Any:
-    string = _str(value)
-    return observer.budget.sized(string.lower()) if string is not None else None
+    return observer.budget.sized(value.lower()) if isinstance(value, str) else None
 
 
 def b_join(observer: Observer, items: Any, separator: Any) -> str:
@@ -144,11 +139,10 @@ def b_split(observer: Observer, value: Any, separator: Any) -> list[str]:
     """The parts of the string ``value`` between each ``separator``; none for anything else."""
     if not isinstance(separator, str) or not separator:
         raise RuleFailure(f"`split` needs a separator that is a text of one character or more, not {text(separator)!r}")
-    string = _str(value)
-    if string is None:
+    if not isinstance(value, str):
         return []
-    observer.budget.spend(len(string) // 64)  # a search through the text
-    return observer.budget.sized(str(string).split(separator))
+    observer.budget.spend(len(value) // 64)  # a search through the text
+    return observer.budget.sized(str(value).split(separator))
 
 
 def b_str(observer: Observer, value: Any) -> str:
@@ -157,21 +151,19 @@ def b_str(observer: Observer, value: Any) -> str:
 
 def b_stem(observer: Observer, path: Any) -> Any:
     """A file name without folder and without its last extension: ``a/notes.ts`` → ``notes``."""
-    string = _str(path)
-    if string is None:
+    if not isinstance(path, str):
         return None
-    name = string.rstrip("/").rsplit("/", 1)[-1]
+    name = path.rstrip("/").rsplit("/", 1)[-1]
     return observer.budget.sized(name.rsplit(".", 1)[0] if "." in name[1:] else name)
 
 
 def b_closest(observer: Observer, name: Any, candidates: Any) -> Any:
     """The candidate most like ``name`` (for "did you mean"), or null when none is close."""
-    string = _str(name)
-    if string is None:
+    if not isinstance(name, str):
         return None
     from .similar import closest_name
 
-    return closest_name(string, observer.budget.scan(as_items(candidates)))
+    return closest_name(name, observer.budget.scan(as_items(candidates)))
 
 
 def b_position(value: Any) -> Any:
@@ -286,14 +278,13 @@ b_inside_repo, b_exists, b_is_file = _asking("inside"), _asking("exists"), _aski
 
 def b_list_dir(observer: Observer, path: Any) -> list[LocatedStr]:
     """The repo-relative paths of what a folder holds, sorted, each located at line 1 of itself."""
-    string = _str(path)
-    if string is None:
+    if not isinstance(path, str):
         return []
     listed = observer.known["list_dir"]
-    names: list[str] | None = listed.get(string)
+    names: list[str] | None = listed.get(path)
     if names is None:
-        names = listed[string] = observer.repo.list_dir(string)
-    folder = string.rstrip("/")
+        names = listed[path] = observer.repo.list_dir(path)
+    folder = path.rstrip("/")
     observer.budget.build(len(names) * (len(folder) + 2 * OBJECT))  # a located path per name
     return observer.budget.sized([LocatedStr(f"{folder}/{name}", (f"{folder}/{name}", 1, 1)) for name in names])
 

@@ -25,12 +25,12 @@ folders). A fact is compared like a ``let``'s new value.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Protocol
 
     from ..paths import Repository
     from .memo import Entry
@@ -44,30 +44,18 @@ if TYPE_CHECKING:
         def replaced(self, items: list[Any], before: list[Any]) -> list[int]: ...
 
 
-class Carried:
+class Carried(NamedTuple):
     """An evaluation's values (and what each hoisted comprehension charged), each remembered
     function's store (``memo.py``), each rule's results, each loop walked item by item, and
     the repository view."""
 
-    __slots__ = ("charges", "program", "repo", "results", "stores", "values", "walks")
-
-    def __init__(
-        self,
-        program: dict[str, Any],
-        values: dict[str, Any],
-        charges: dict[str, tuple[int, int]],
-        stores: dict[str, dict[Any, Entry]],
-        results: dict[int, list[tuple[Any, ...]]],
-        walks: dict[str, Walk],
-        repo: Repository,
-    ) -> None:
-        self.program = program
-        self.values = values
-        self.charges = charges
-        self.stores = stores
-        self.results = results
-        self.walks = walks
-        self.repo = repo
+    program: dict[str, Any]
+    values: dict[str, Any]
+    charges: dict[str, tuple[int, int]]
+    stores: dict[str, dict[Any, Entry]]
+    results: dict[int, list[tuple[Any, ...]]]
+    walks: dict[str, Walk]
+    repo: Repository
 
 
 class Walk:

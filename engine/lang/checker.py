@@ -177,15 +177,14 @@ class _NameChecker:
         self.depends[node["name"]] = (node, self.uses)
 
     def expr(self, node: Any, scope: frozenset[str]) -> None:
+        if isinstance(node, list):  # a call's arguments, a list's items, a map's pairs, a template's parts
+            for item in node:
+                self.expr(item, scope)
         if not isinstance(node, dict):
             return
         kind = node["t"]
         if kind == "name":
             self.name(node, scope)
-        elif kind == "call":
-            self.call(node)
-            for arg in node["args"]:
-                self.expr(arg, scope)
         elif kind == "comp":
             self.expr(node["iter"], scope)
             inner = scope | set(node["vars"])
@@ -196,19 +195,12 @@ class _NameChecker:
                 self.expr(value, scope)
                 scope = scope | {name}
             self.expr(node["expr"], scope)
-        elif kind == "template":
-            for part in node["parts"]:
-                self.expr(part, scope)
-        elif kind == "map":
-            for _, value in node["pairs"]:
-                self.expr(value, scope)
-        elif kind == "list":
-            for item in node["items"]:
-                self.expr(item, scope)
         else:
-            for key in ("left", "right", "expr", "obj", "key", "cond", "then", "else"):
-                if key in node:
-                    self.expr(node[key], scope)
+            if kind == "call":
+                self.call(node)
+            for key, value in node.items():
+                if key != "pos":
+                    self.expr(value, scope)
 
     def name(self, node: Node, scope: frozenset[str]) -> None:
         name = node["name"]
@@ -312,40 +304,26 @@ def _interface(program: Node, interface: Interface, folder: str, lost: frozenset
     """The names the host reads back: each a value, or a function of the parameters it passes.
     One that is missing is reported at the top of the file where the others are (``_home``)."""
     home = _home(program, interface, folder)
-    for name in interface.values:
-        if name in program["lets"] or name in lost:
-            continue
-        if name in program["fns"]:
-            node = program["fns"][name]
-            found.add(node, f"the engine reads `{name}` as a value: define it with `let`, not `fn`", node["file"])
-        else:
-            found.problems.append(Problem(home, 1, 1, f"the rules define no `{name}`, which the engine reads"))
-    for name, params in interface.functions.items():
-        wanted = f"`{name}({', '.join(params)})`"
-        if name in lost:
-            continue
-        if name in program["lets"]:
-            node = program["lets"][name]
-            found.add(node, f"the engine calls `{name}`: define it as a function, {wanted}", node["file"])
-        elif name not in program["fns"]:
-            message = f"the rules define no function {wanted}, which the engine calls"
-            found.problems.append(Problem(home, 1, 1, message))
-        elif len(program["fns"][name]["params"]) != len(params):
-            node = program["fns"][name]
-            found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
-    # the names read only when defined: when they are, of the right kind and arity
-    for name in interface.optional_values:
-        if name in program["fns"] and name not in lost:
-            node = program["fns"][name]
-            found.add(node, f"the engine reads `{name}` as a value: define it with `let`, not `fn`", node["file"])
-    for name, params in interface.optional_functions.items():
-        wanted = f"`{name}({', '.join(params)})`"
-        if name in program["lets"] and name not in lost:
-            node = program["lets"][name]
-            found.add(node, f"the engine calls `{name}`: define it as a function, {wanted}", node["file"])
-        elif name in program["fns"] and len(program["fns"][name]["params"]) != len(params):
-            node = program["fns"][name]
-            found.add(node, f"the engine calls `{name}` with {_count(len(params))}: {wanted}", node["file"])
+    lets, fns = program["lets"], program["fns"]
+    for required, names in ((True, interface.values), (False, interface.optional_values)):
+        for name in names:
+            if name in fns and name not in lost:
+                message = f"the engine reads `{name}` as a value: define it with `let`, not `fn`"
+                found.add(fns[name], message, fns[name]["file"])
+            elif required and name not in lets and name not in lost:
+                found.problems.append(Problem(home, 1, 1, f"the rules define no `{name}`, which the engine reads"))
+    for required, functions in ((True, interface.functions), (False, interface.optional_functions)):
+        for name, params in functions.items():
+            wanted = f"`{name}({', '.join(params)})`"
+            if name in lets and name not in lost:
+                message = f"the engine calls `{name}`: define it as a function, {wanted}"
+                found.add(lets[name], message, lets[name]["file"])
+            elif name in fns and len(fns[name]["params"]) != len(params) and not (required and name in lost):
+                message = f"the engine calls `{name}` with {_count(len(params))}: {wanted}"
+                found.add(fns[name], message, fns[name]["file"])
+            elif required and name not in fns and name not in lost:
+                message = f"the rules define no function {wanted}, which the engine calls"
+                found.problems.append(Problem(home, 1, 1, message))
 
 
 def _home(program: Node, interface: Interface, folder: str) -> str:

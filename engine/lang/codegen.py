@@ -106,11 +106,6 @@ def compile_program(checked: Node, source_out: list[str] | None = None) -> Node:
     }
 
 
-def generate(program: Node) -> str:
-    """The Python source of ``make(rt)`` for a checked program."""
-    return _unmark(_Generator(program).generate())[0]
-
-
 def _unmark(marked: str) -> tuple[str, list[tuple[int, list[int]]]]:
     """Remove the expression marks; where each marked expression stands: (mark, [line, first
     column, last column]), columns in UTF-8 bytes from 0, as ``co_positions`` gives them."""
@@ -123,21 +118,15 @@ def _unmark(marked: str) -> tuple[str, list[tuple[int, list[int]]]]:
         out: list[str] = []
         width = 0
         open_marks: list[tuple[int, int]] = []
-        i = 0
-        while i < len(text):
-            char = text[i]
-            if char == _OPEN:
-                end = text.index(_MID, i)
-                open_marks.append((int(text[i + 1 : end]), width))
-                i = end + 1
-                continue
-            if char == _CLOSE:
+        for piece in _MARKS.split(text):  # the text between the marks, and each mark
+            if piece[:1] == _OPEN:
+                open_marks.append((int(piece[1:-1]), width))
+            elif piece == _CLOSE:
                 mark, start = open_marks.pop()
                 spans.append((mark, [number, start, width]))
             else:
-                out.append(char)
-                width += len(char.encode("utf-8"))
-            i += 1
+                out.append(piece)
+                width += len(piece.encode("utf-8"))
         lines.append("".join(out))
     return "\n".join(lines), spans
 
@@ -823,7 +812,7 @@ def _type_of_local(local: str) -> str:
 
 
 #: the marks around an expression's Python (``_unmark``)
-_MARKS = re.compile("\x01\\d+\x02|\x03")
+_MARKS = re.compile("(\x01\\d+\x02|\x03)")
 #: the field names ``_local_attr`` reads (the rules' names are identifiers)
 _FIELD = re.compile(r"\.get\('(\w+)'\) if ")
 #: the Python of a local: a variable, a parameter, a field read once (``hoisted``)
@@ -910,11 +899,6 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
                 return True
         return any(builds(child) for child in children(node))
 
-    def calls_costly(node: Any) -> bool:
-        if isinstance(node, dict) and node.get("t") == "call" and node["fn"] in fns and is_costly(node["fn"]):
-            return True
-        return any(calls_costly(child) for child in children(node))
-
     def condition_on(node: Node, param: str) -> bool:
         """Whether ``node`` only tests and compares, calling the costly functions with ``param``."""
         if node["t"] not in _CONDITION_KINDS:
@@ -927,9 +911,8 @@ def _costly_functions(fns: dict[str, Node]) -> set[str]:
     def is_costly(name: str) -> bool:
         if name not in verdicts:
             body, params = fns[name]["body"], fns[name]["params"]
-            verdicts[name] = builds(body) or (
-                calls_costly(body) and not (len(params) == 1 and condition_on(body, params[0]))
-            )
+            calls_costly = any(is_costly(called) for called in free_names(body)[1] & fns.keys())
+            verdicts[name] = builds(body) or (calls_costly and not (len(params) == 1 and condition_on(body, params[0])))
         return verdicts[name]
 
     return {name for name in fns if is_costly(name)}

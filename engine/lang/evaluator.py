@@ -705,18 +705,13 @@ def runtime_namespace(evaluation: Evaluation, observer: Observer, costly: frozen
         "SKIP": values.SKIP,
         # An editor's check walks every item: an index is built once, so what its guard read
         # would be recorded for the loop that built it only, and the next check keep the others'
-        "PICK": evaluation.indexes.pick if not evaluation.incremental else _walk_all(observer.budget),
+        "PICK": (
+            evaluation.indexes.pick
+            if not evaluation.incremental
+            else lambda value, guards, weight, room=0: observer.budget.items(value, weight, room)
+        ),
         **{f"B_{name}": entry[2] for name, entry in BUILTINS.items()},
     }
-
-
-def _walk_all(budget: values.Budget) -> Callable[..., list[Any]]:
-    """``PICK`` that selects nothing: every item of the list, charged as ``Budget.items``."""
-
-    def every(value: Any, guards: Any, weight: int, room: int = 0) -> list[Any]:
-        return budget.items(value, weight, room)
-
-    return every
 
 
 def _fix_text(value: Any) -> str | None:

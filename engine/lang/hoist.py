@@ -40,7 +40,7 @@ def hoist(program: Node) -> None:
         kind = node["t"]
         if kind == "hoisted":
             return node
-        if kind == "comp" and not _reads(node, scope):
+        if kind == "comp" and scope.isdisjoint(free_names(node)[0]):  # closed: it reads no local
             text = repr(without_positions(node))
             name = named.get(text)
             if name is None:
@@ -76,11 +76,6 @@ def hoist(program: Node) -> None:
         for key in ("at", "message", "fix"):
             rule[key] = walk(rule[key], scope, rule["file"])
         rule["doc"] = walk(rule["doc"], set(), rule["file"])
-
-
-def _reads(node: Any, scope: set[str]) -> bool:
-    """Whether ``node`` reads a name of ``scope`` (the names it binds itself aside)."""
-    return not scope.isdisjoint(free_names(node)[0])
 
 
 def free_names(node: Any) -> tuple[set[str], set[str]]:

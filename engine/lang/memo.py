@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     from .values import Budget
@@ -80,34 +80,29 @@ def shares(entry: Entry, budget: Budget) -> bool:
     elsewhere: it holds no located value of its arguments (that would carry their positions).
     (The functions that read positions — ``position``, ``file_of``, ``after`` — are known by
     value never.) Each value looked at is a step of ``budget``."""
-    args, result = entry[0], entry[1]
-    located: set[int] = set()
-    pending = list(args)
-    while pending:
-        value = pending.pop()
-        if hasattr(value, "loc"):
-            located.add(id(value))
-        if isinstance(value, dict):
-            pending.extend(value)
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
+    located = {id(value) for value in _within(entry[0]) if hasattr(value, "loc")}
     budget.spend(len(located))
-    pending = [result]
     seen = 0
-    while pending:
-        value = pending.pop()
+    for value in _within((entry[1],)):
         seen += 1
         if id(value) in located:
             budget.spend(seen)
             return False
+    budget.spend(seen)
+    return True
+
+
+def _within(values: tuple[Any, ...]) -> Iterator[Any]:
+    """Each of ``values`` and every value inside them: a map's keys and values, a list's items."""
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        yield value
         if isinstance(value, dict):
             pending.extend(value)
             pending.extend(value.values())
         elif isinstance(value, list):
             pending.extend(value)
-    budget.spend(seen)
-    return True
 
 
 def remembered(function: Callable[..., Any], store: dict[Any, Entry], miss: Callable[..., Entry]) -> Callable[..., Any]:

@@ -234,14 +234,6 @@ def _open_bracket(lines: list[str], start: int, end: int) -> tuple[str, int, int
     return str(opened), start + (opened.line or 1), opened.column or 1
 
 
-def _parse(source: str, file: str, start: str, origin: tuple[int, int]) -> Tree[Token]:
-    try:
-        return _lark().parse(source, start=start)
-    except UnexpectedInput as err:
-        line, column = _shift(err.line, err.column, origin)
-        raise RulesError(file, line, column, _describe(err, source)) from None
-
-
 def _shift(line: int, column: int, origin: tuple[int, int]) -> tuple[int, int]:
     """A position inside an embedded source (a template's ``{...}``) as a position in the file."""
     if line <= 0:
@@ -313,10 +305,12 @@ def _pos(meta: Any) -> list[int]:
 
 
 def _node(kind: str, *fields: str) -> Callable[[Any, Any, list[Any]], Node]:
-    """A transformer method that makes a node of ``kind`` whose ``fields`` are its children."""
+    """A transformer method that makes a node of ``kind`` whose ``fields`` are its children (a
+    token as its text)."""
 
     def make(self: Any, meta: Any, items: list[Any]) -> Node:
-        return {"t": kind, **dict(zip(fields, items, strict=True)), "pos": _pos(meta)}
+        values = (str(item) if isinstance(item, Token) else item for item in items)
+        return {"t": kind, **dict(zip(fields, values, strict=True)), "pos": _pos(meta)}
 
     return make
 
@@ -336,7 +330,9 @@ class _ToAst(Transformer[Token, Any]):
     # definitions ---------------------------------------------------------------------------
 
     def start(self, meta: Any, items: list[Node]) -> list[Node]:
-        return items
+        return items  # the definitions (and a call's arguments: ``args``)
+
+    args = start
 
     def let_def(self, meta: Any, items: list[Any]) -> Node:
         name, expr = items
@@ -352,9 +348,6 @@ class _ToAst(Transformer[Token, Any]):
             "pos": _pos(meta),
             "file": self.file,
         }
-
-    def params(self, meta: Any, items: list[Token]) -> list[str]:
-        return [str(item) for item in items]
 
     def fn_expr(self, meta: Any, items: list[Node]) -> Node:
         return items[0]
@@ -380,9 +373,7 @@ class _ToAst(Transformer[Token, Any]):
             return {"t": "doc", "value": self.template(meta, [token]), "pos": _pos(meta)}
         return {"t": "doc", "value": decode_string(str(token)), "pos": _pos(meta)}
 
-    def let_clause(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "let_clause", "name": str(items[0]), "expr": items[1], "pos": _pos(meta)}
-
+    let_clause = _node("let_clause", "name", "expr")
     for_clause = _node("for", "vars", "iter")
     when_clause = _node("when", "expr")
     at_clause = _node("at", "expr")
@@ -390,7 +381,10 @@ class _ToAst(Transformer[Token, Any]):
     fix_clause = _node("fix", "expr")
 
     def target(self, meta: Any, items: list[Token | None]) -> list[str]:
+        """A loop's variables (and a function's parameters: ``params``)."""
         return [str(item) for item in items if item is not None]
+
+    params = target
 
     # expressions ---------------------------------------------------------------------------
 
@@ -401,25 +395,17 @@ class _ToAst(Transformer[Token, Any]):
     in_expr = _node("in", "left", "right")
     index = _node("index", "obj", "key")
     list_comp = _node("comp", "element", "vars", "iter", "cond")
-
-    def compare(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "compare", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
+    compare = _node("compare", "left", "op", "right")
+    binop = _node("binop", "left", "op", "right")
+    attr = _node("attr", "obj", "name")
+    name = _node("name", "name")
 
     def not_in_expr(self, meta: Any, items: list[Node]) -> Node:
         member = {"t": "in", "left": items[0], "right": items[1], "pos": _pos(meta)}
         return {"t": "not", "expr": member, "pos": _pos(meta)}
 
-    def binop(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "binop", "op": str(items[1]), "left": items[0], "right": items[2], "pos": _pos(meta)}
-
-    def attr(self, meta: Any, items: list[Any]) -> Node:
-        return {"t": "attr", "obj": items[0], "name": str(items[1]), "pos": _pos(meta)}
-
     def call(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "call", "fn": str(items[0]), "args": items[1] or [], "pos": _pos(meta)}
-
-    def args(self, meta: Any, items: list[Node]) -> list[Node]:
-        return items
 
     def string(self, meta: Any, items: list[Token]) -> Node:
         return {"t": "value", "value": decode_string(str(items[0])), "pos": _pos(meta)}
@@ -445,9 +431,6 @@ class _ToAst(Transformer[Token, Any]):
 
     def null(self, meta: Any, items: list[Any]) -> Node:
         return {"t": "value", "value": None, "pos": _pos(meta)}
-
-    def name(self, meta: Any, items: list[Token]) -> Node:
-        return {"t": "name", "name": str(items[0]), "pos": _pos(meta)}
 
     def list_literal(self, meta: Any, items: list[Node | None]) -> Node:
         return {"t": "list", "items": [item for item in items if item is not None], "pos": _pos(meta)}
@@ -496,7 +479,10 @@ class _ToAst(Transformer[Token, Any]):
                 text = ""
             origin = self._at(token, offsets[i] + 1)
             source = raw[offsets[i] + 1 : offsets[end]] if as_written else body[i + 1 : end]
-            tree = _parse(source, self.file, "expr", origin)
+            try:
+                tree = _lark().parse(source, start="expr")
+            except UnexpectedInput as err:
+                raise RulesError(self.file, *_shift(err.line, err.column, origin), _describe(err, source)) from None
             parts.append(_shift_positions(_ToAst(self.file, self.problems).transform(tree), origin))
             i = end + 1
         if text:

@@ -164,7 +164,8 @@ REGEXES: dict[str, Regex] = {}
 
 def _compile(pattern: str, capture: bool) -> Any:
     """RE2's own compiled ``pattern`` (``re2._re2.RE2``), or a ``PatternError``."""
-    compiled = _extension().RE2(_utf8(pattern), _options(capture))
+    # (YAML can hold a lone surrogate: it must not stop a match)
+    compiled = _extension().RE2(pattern.encode("utf-8", "surrogatepass"), _options(capture))
     if not compiled.ok():
         raise PatternError(_explain(pattern, compiled.error()))
     return compiled
@@ -182,10 +183,6 @@ def _options(capture: bool) -> Any:
     options.max_mem = _MEMORY
     options.never_capture = not capture
     return options
-
-
-def _utf8(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # YAML can hold a lone surrogate: it must not stop a match
 
 
 def _explain(pattern: str, complaint: bytes | str) -> str:

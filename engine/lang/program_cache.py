@@ -21,12 +21,6 @@ from __future__ import annotations
 import os
 import sys
 from hashlib import blake2b
-from typing import TYPE_CHECKING
-
-from ..cache.folder import read_record, write_record
-
-if TYPE_CHECKING:
-    from typing import Any
 
 #: Bump when the shape of the program (the syntax tree) changes.
 FORMAT = 3
@@ -46,11 +40,3 @@ def content_digest(paths: list[str], extra: str) -> str:
 def cache_key(digest: str, folder: str) -> str:
     """The rule cache's key of a program of ``content_digest`` compiled from ``folder``."""
     return f"{sys.implementation.cache_tag}/{sys.version}\n{os.path.abspath(folder)}\n{digest}"
-
-
-def read(key: str) -> Any:
-    return read_record("rules", key)
-
-
-def write(key: str, program: Any) -> None:
-    write_record("rules", key, program)

@@ -181,14 +181,13 @@ class _TypeChecker:
             self.found.add(node, message, file, severity)
 
     def _settle(self) -> dict[str, list[Type]]:
-        settled: dict[str, list[Type]] = {}
-        for name, node in self.fns.items():
-            count = len(node["params"])
-            if name in self.host_called or name not in self.calls:
-                settled[name] = [ANY] * count
-            else:
-                settled[name] = list(self.calls[name])
-        return settled
+        """Each function's parameters' types: what its callers pass, anything if the host calls it."""
+        return {
+            name: list(self.calls[name])
+            if name in self.calls and name not in self.host_called
+            else [ANY] * len(node["params"])
+            for name, node in self.fns.items()
+        }
 
     def _walk_all(self) -> None:
         for name, node in self.lets.items():
@@ -248,20 +247,18 @@ class _TypeChecker:
             self.returns[name] = self._quietly("fn:" + name, node["file"], lambda: self._body(name, node))
         return self.returns[name]
 
-    def report(self, node: Node, message: str, severity: str = "error") -> None:
+    def report(self, node: Node, message: str, severity: str = "error", file: str | None = None) -> None:
+        """Record ``message`` at ``node``, in ``file`` (default: the definition's)."""
         if not self.quiet:
             line, column = node.get("pos", [1, 1])
-            self.problems.setdefault((self.file, line, column, message), (node, severity))
+            self.problems.setdefault((file or self.file, line, column, message), (node, severity))
 
     # expressions ------------------------------------------------------------------------------
 
     def expr(self, node: Node | None, scope: dict[str, Type]) -> Type:
         if node is None:
             return NULL
-        method = getattr(self, "e_" + node["t"], None)
-        if method is None:
-            return ANY
-        result: Type = method(node, scope)
+        result: Type = getattr(self, "e_" + node["t"])(node, scope)
         return result
 
     def e_value(self, node: Node, scope: dict[str, Type]) -> Type:
@@ -456,9 +453,7 @@ class _TypeChecker:
 
     def b_values(self, node: Node, args: list[Type], scope: dict[str, Type]) -> Type:
         of = strip(args[0]) if args else ANY
-        if of[0] == "map":
-            return ("list", of[1])
-        return ("list", ANY)
+        return ("list", of[1] if of[0] == "map" else ANY)
 
     def b_sorted(self, node: Node, args: list[Type], scope: dict[str, Type]) -> Type:
         of = strip(args[0]) if args else ANY
@@ -502,10 +497,7 @@ class _TypeChecker:
         pattern, literal, file = constant
         problem = patterns.problem(pattern)
         if problem is not None:
-            saved = self.file
-            self.file = file
-            self.report(literal, problem)
-            self.file = saved
+            self.report(literal, problem, file=file)
 
     def constant(self, node: Node, scope: dict[str, Type], file: str) -> tuple[str, Node, str] | None:
         """A string known without any manifest — a literal, a template or ``+`` of such, or a

@@ -16,6 +16,7 @@ or take all the machine's RAM; one that would is stopped with ``BudgetExceeded``
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING
 
 from ..yaml.located import LocatedConst, LocatedFloat, LocatedInt, LocatedList, LocatedMap, LocatedStr, unwrap
@@ -102,8 +103,7 @@ class Budget:
     __slots__ = ("left", "room")
 
     def __init__(self) -> None:
-        self.left = STEPS
-        self.room = ROOM
+        self.reset()
 
     def reset(self) -> None:
         self.left = STEPS
@@ -169,7 +169,10 @@ class Budget:
             self.spend(_long(left))
         if left is right and (kind is dict or kind is list):  # (a float might be NaN)
             return True
-        return equal(left, right)
+        left, right = unwrap(left), unwrap(right)
+        if isinstance(left, bool) or isinstance(right, bool):  # `true` equals no number
+            return isinstance(left, bool) and isinstance(right, bool) and left == right
+        return bool(left == right)
 
     def ordering(self, op: str) -> Callable[[Any, Any], bool]:
         """The comparison ``op`` (``<``, ``<=``, ``>``, ``>=``) of two values, charged as
@@ -207,23 +210,12 @@ class Budget:
         return value
 
 
-def _less(left: Any, right: Any) -> bool:
-    return bool(left < right)
-
-
-def _at_most(left: Any, right: Any) -> bool:
-    return bool(left <= right)
-
-
-def _more(left: Any, right: Any) -> bool:
-    return bool(left > right)
-
-
-def _at_least(left: Any, right: Any) -> bool:
-    return bool(left >= right)
-
-
-_ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {"<": _less, "<=": _at_most, ">": _more, ">=": _at_least}
+_ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 #: what ``==``, ``<`` and ``in`` may read through at C speed: a step per this many characters, per
 #: item of a list (nested ones count as one), once longer than this
@@ -482,8 +474,7 @@ def hashable(value: Any, budget: Budget) -> Any:
     so that two lists or maps that are ``==`` are one member, whoever built them and wherever
     they were read; any other value is itself (a located one hashes like the plain one).
     Reading a list or map through is charged to ``budget``: a step per item or entry."""
-    kind = value.__class__
-    if kind is list or kind is LocatedList:
+    if isinstance(value, list):
         budget.spend(len(value))
         try:
             frozen = tuple(value)  # the common case: plain items alone, at C speed
@@ -494,9 +485,6 @@ def hashable(value: Any, budget: Budget) -> Any:
     if isinstance(value, dict):
         budget.spend(len(value))
         return frozenset([(key, hashable(item, budget)) for key, item in value.items()])
-    if isinstance(value, list):
-        budget.spend(len(value))
-        return tuple([hashable(item, budget) for item in value])
     return unwrap(value)
 
 
@@ -521,15 +509,5 @@ def is_null(value: Any) -> bool:
     return value is None or (value.__class__ is LocatedConst and value.value is None)
 
 
-def equal(left: Any, right: Any) -> bool:
-    return _same(unwrap(left), unwrap(right))
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _same(left: Any, right: Any) -> bool:
-    if isinstance(left, bool) or isinstance(right, bool):
-        return isinstance(left, bool) and isinstance(right, bool) and left == right
-    return bool(left == right)
