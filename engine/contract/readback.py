@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..lang import patterns
 from ..lang.values import type_name
-from ..yaml.located import LocatedConst
+from ..yaml.located import LocatedConst, unwrap
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -53,7 +53,7 @@ def found(value: Any) -> str:
     if kind == "string" and len(value) <= 40:
         return f"the string `{value}`"
     if kind == "bool":
-        return "true" if (value.value if isinstance(value, LocatedConst) else value) else "false"
+        return "true" if unwrap(value) else "false"
     return _FOUND.get(kind, kind)
 
 
@@ -68,10 +68,6 @@ class Shape:
 
     def wrong(self, value: Any) -> WrongShape:
         return WrongShape("", self.what, found(value))
-
-    def patterns(self, value: Any) -> list[str]:
-        """The regular expressions of a value of this shape (that ``plain`` took)."""
-        return []
 
 
 class Anything(Shape):
@@ -114,9 +110,6 @@ class Regex(Str):
             raise self.wrong(value)
         return text
 
-    def patterns(self, value: Any) -> list[str]:
-        return [str(value)]
-
 
 class Literal(Shape):
     def __init__(self, word: str) -> None:
@@ -133,10 +126,9 @@ class Bool(Shape):
     what = "true or false"
 
     def plain(self, value: Any) -> bool:
-        if isinstance(value, LocatedConst):
-            value = value.value
-        if value is True or value is False:
-            return value
+        plain = unwrap(value)
+        if plain is True or plain is False:
+            return plain
         raise self.wrong(value)
 
 
@@ -250,9 +242,6 @@ class Record(Shape):
             names += f" (and optionally {', '.join(self.optional)})"
         self.what = f"a map with {names}"
         self.plural = f"maps with {names}"
-
-    def patterns(self, value: Any) -> list[str]:
-        return [pattern for name, shape in self.fields.items() for pattern in shape.patterns(value[name])]
 
     def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -494,7 +483,7 @@ class Count(Shape):
     what = "a whole number, zero or more"
 
     def plain(self, value: Any) -> int:
-        number = value.value if isinstance(value, LocatedConst) else value
+        number = unwrap(value)
         if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
             return number
         raise self.wrong(value)
