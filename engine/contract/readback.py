@@ -197,15 +197,13 @@ class ListOf(Shape):
         if not isinstance(value, list):
             raise self.wrong(value)
         plain = self.item.plain
-        try:
-            return [plain(item) for item in value]
-        except WrongShape:
-            for index, item in enumerate(value):  # which one: only on the way to an error
-                try:
-                    plain(item)
-                except WrongShape as err:
-                    raise err.below(f"[{index}]") from None
-            raise
+        found = []
+        for index, item in enumerate(value):
+            try:
+                found.append(plain(item))
+            except WrongShape as err:
+                raise err.below(f"[{index}]") from None
+        return found
 
 
 class Map(Shape):
@@ -246,10 +244,14 @@ class Record(Shape):
     def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.wrong(value)
-        try:
-            plain = {name: check(value[name]) for name, check in self._items}
-        except (KeyError, WrongShape):
-            raise self._which(value) from None
+        plain = {}
+        for name, check in self._items:
+            try:
+                plain[name] = check(value[name])
+            except KeyError:
+                raise WrongShape("", self.what, f"a map without `{name}`") from None
+            except WrongShape as err:
+                raise err.below(f".{name}") from None
         if len(plain) < len(value) and not self.drop_rest:
             for key, item in value.items():
                 if key in self.fields:
@@ -262,17 +264,6 @@ class Record(Shape):
                 except WrongShape as err:
                     raise err.below(f".{key}") from None
         return plain
-
-    def _which(self, value: dict[Any, Any]) -> WrongShape:
-        """The first field that is missing or wrong, as the error to raise."""
-        for name, check in self._items:
-            if name not in value:
-                return WrongShape("", self.what, f"a map without `{name}`")
-            try:
-                check(value[name])
-            except WrongShape as err:
-                return err.below(f".{name}")
-        raise AssertionError("a field failed, then passed")
 
 
 class Checked(Shape):
