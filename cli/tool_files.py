@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..engine.edit.entries import add_section, set_entry
 from ..engine.lang.values import text
 from ..engine.printable import printable
-from ..engine.yaml.manifest_text import EditRefused, ManifestText
+from ..engine.yaml.source_text import EditRefused, SourceText
 from .shared import EXIT_FAILURE, EXIT_OK
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def edited_manifest(
     with open(writable(run.repo, manifest_file, refuse), "rb") as handle:
         original = handle.read()
     try:
-        manifest = ManifestText.decode(original)
+        manifest = SourceText.read(original)
         if declaration is None and plan["tools_file"] is None:
             listed = [(str(entry["name"]), str(entry["value"])) for entry in plan["new_section"]]
             comments = {name: comment for name, _, comment in entries}

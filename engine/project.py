@@ -99,7 +99,8 @@ class ProjectRun:
             incremental=incremental,
         )
         self._outputs: dict[str, Any] = {}
-        self._given_release: tuple[Release | None] | None = None if release_view else (None,)
+        self._release_view = release_view
+        self._given_release: Release | None = None  # (``set_release``: not git's index)
         self._suppressions: Suppressions | None = None
         self._diagnostics: list[Diagnostic] | None = None
 
@@ -107,11 +108,11 @@ class ProjectRun:
         """The ``release`` fact (``release/facts.py``): what git tracks of the modules the rules
         would load and of their imports; nothing to say outside git or without modules (asked in
         that order: outside git, which modules would load is not worked out at all)."""
-        given = self._given_release  # (a release given is not git's: nothing to ask again)
-        if (given is not None and given[0] is None) or "IMPORT_RESOLUTION" not in self.program["lets"]:
+        if not self._release_view or "IMPORT_RESOLUTION" not in self.program["lets"]:
             return no_release()  # (rules that do not say how imports resolve: no release view)
-        found = git_top(self.repo.root) if given is None else None
-        if given is None and found is None:
+        release = self._given_release
+        found = git_top(self.repo.root) if release is None else None
+        if release is None and found is None:
             return no_release()
         modules = self.output("modules_to_load")
         resolution = self.output("IMPORT_RESOLUTION")
@@ -120,18 +121,17 @@ class ProjectRun:
         from .release.facts import release_fact
         from .release.git_index import Release
 
-        if given is not None:
-            assert given[0] is not None  # (no release given returned above)
-            return release_fact(given[0], self.observer, modules, resolution)
-        assert found is not None  # (outside git returned above)
-        release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
+        if release is None:
+            assert found is not None  # (outside git returned above)
+            release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
         return release_fact(release, self.observer, modules, resolution)
 
     def set_release(self, release: Release | None) -> None:
         """The release to check against instead of git's (None: no git repository), before
         anything has read the ``release`` fact (a rules test case's, ``cli/rule_tests.py``)."""
         assert "release" not in self.evaluation.values, "the release fact was read before it was set"
-        self._given_release = (release,)
+        self._release_view = release is not None
+        self._given_release = release
 
     def add_module_facts(self, modules: list[dict[str, Any]]) -> None:
         """Hand the rules the ``modules`` fact (``beeuni validate --modules``); before anything

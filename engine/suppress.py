@@ -55,10 +55,6 @@ class Syntax:
         """The comment's pattern with its groups and positions, for the comments found."""
         return patterns.regex(self.source)
 
-    @property
-    def ids_group(self) -> int:
-        return self.pattern.groupindex["ids"]  # RE2's match objects give positions by number only
-
 
 class Suppressions:
     def __init__(self, sources: dict[str, bytes], stopped: set[str], syntax: Syntax) -> None:
@@ -105,7 +101,8 @@ class Suppressions:
         """The suppression ``comment`` matched, whose text starts at offset ``start``."""
         ids: list[LocatedStr] = []
         if comment.group("ids") is not None:
-            offset = start + comment.start(self.syntax.ids_group)
+            # (RE2's match objects give positions by group number only)
+            offset = start + comment.start(self.syntax.pattern.groupindex["ids"])
             for part in comment.group("ids").split(self.syntax.separator.strip()):
                 name = part.strip()
                 if name:
@@ -166,12 +163,11 @@ class Suppressions:
         else:
             comment = self.syntax.comment.replace("{ids}", rule)
             candidates = []
+            start, text = source.line_starts[line - 1], source.line(line)
             if source.comment_on(line) is None:
-                text = source.line(line)
-                end = source.line_starts[line - 1] + len(text.rstrip(" \t"))
+                end = start + len(text.rstrip(" \t"))
                 candidates.append(TextEdit(file, source, end, end, "  " + comment))
-            start = source.line_starts[line - 1]
-            indent = source.line(line)[: len(source.line(line)) - len(source.line(line).lstrip(" "))]
+            indent = text[: len(text) - len(text.lstrip(" "))]
             candidates.append(TextEdit(file, source, start, start, indent + comment + source.line_break()))
         for edit in candidates:
             new_text = apply_edits(source.text, [edit])

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..lang import patterns
 from ..lang.values import type_name
-from ..yaml.located import LocatedConst
+from ..yaml.located import LocatedConst, unwrap
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -53,7 +53,7 @@ def found(value: Any) -> str:
     if kind == "string" and len(value) <= 40:
         return f"the string `{value}`"
     if kind == "bool":
-        return "true" if (value.value if isinstance(value, LocatedConst) else value) else "false"
+        return "true" if unwrap(value) else "false"
     return _FOUND.get(kind, kind)
 
 
@@ -68,10 +68,6 @@ class Shape:
 
     def wrong(self, value: Any) -> WrongShape:
         return WrongShape("", self.what, found(value))
-
-    def patterns(self, value: Any) -> list[str]:
-        """The regular expressions of a value of this shape (that ``plain`` took)."""
-        return []
 
 
 class Anything(Shape):
@@ -114,9 +110,6 @@ class Regex(Str):
             raise self.wrong(value)
         return text
 
-    def patterns(self, value: Any) -> list[str]:
-        return [str(value)]
-
 
 class Literal(Shape):
     def __init__(self, word: str) -> None:
@@ -133,10 +126,9 @@ class Bool(Shape):
     what = "true or false"
 
     def plain(self, value: Any) -> bool:
-        if isinstance(value, LocatedConst):
-            value = value.value
-        if value is True or value is False:
-            return value
+        plain = unwrap(value)
+        if plain is True or plain is False:
+            return plain
         raise self.wrong(value)
 
 
@@ -205,15 +197,13 @@ class ListOf(Shape):
         if not isinstance(value, list):
             raise self.wrong(value)
         plain = self.item.plain
-        try:
-            return [plain(item) for item in value]
-        except WrongShape:
-            for index, item in enumerate(value):  # which one: only on the way to an error
-                try:
-                    plain(item)
-                except WrongShape as err:
-                    raise err.below(f"[{index}]") from None
-            raise
+        found = []
+        for index, item in enumerate(value):
+            try:
+                found.append(plain(item))
+            except WrongShape as err:
+                raise err.below(f"[{index}]") from None
+        return found
 
 
 class Map(Shape):
@@ -251,16 +241,17 @@ class Record(Shape):
         self.what = f"a map with {names}"
         self.plural = f"maps with {names}"
 
-    def patterns(self, value: Any) -> list[str]:
-        return [pattern for name, shape in self.fields.items() for pattern in shape.patterns(value[name])]
-
     def plain(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise self.wrong(value)
-        try:
-            plain = {name: check(value[name]) for name, check in self._items}
-        except (KeyError, WrongShape):
-            raise self._which(value) from None
+        plain = {}
+        for name, check in self._items:
+            try:
+                plain[name] = check(value[name])
+            except KeyError:
+                raise WrongShape("", self.what, f"a map without `{name}`") from None
+            except WrongShape as err:
+                raise err.below(f".{name}") from None
         if len(plain) < len(value) and not self.drop_rest:
             for key, item in value.items():
                 if key in self.fields:
@@ -273,17 +264,6 @@ class Record(Shape):
                 except WrongShape as err:
                     raise err.below(f".{key}") from None
         return plain
-
-    def _which(self, value: dict[Any, Any]) -> WrongShape:
-        """The first field that is missing or wrong, as the error to raise."""
-        for name, check in self._items:
-            if name not in value:
-                return WrongShape("", self.what, f"a map without `{name}`")
-            try:
-                check(value[name])
-            except WrongShape as err:
-                return err.below(f".{name}")
-        raise AssertionError("a field failed, then passed")
 
 
 class Checked(Shape):
@@ -494,7 +474,7 @@ class Count(Shape):
     what = "a whole number, zero or more"
 
     def plain(self, value: Any) -> int:
-        number = value.value if isinstance(value, LocatedConst) else value
+        number = unwrap(value)
         if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
             return number
         raise self.wrong(value)

@@ -135,19 +135,13 @@ def _diagnostic_changes(before: list[DiagnosticKey], after: list[DiagnosticKey])
             changed.append({"before": _diagnostic(partners.pop(0)), "after": _diagnostic(key)})
         else:
             added.append(_diagnostic(key))
-    removed = [_diagnostic(key) for keys in unpaired.values() for key in keys]
-    removed.sort(key=_diagnostic_order)
+    removed = [_diagnostic(key) for key in sorted(key for keys in unpaired.values() for key in keys)]
     return {"removed": removed, "added": added, "changed": changed}
 
 
 def _diagnostic(key: DiagnosticKey) -> dict[str, Any]:
     file, line, column, rule, severity, message = key
     return {"rule": rule, "severity": severity, "message": message, "file": file, "line": line, "column": column}
-
-
-def _diagnostic_order(diagnostic: dict[str, Any]) -> tuple[Any, ...]:
-    d = diagnostic
-    return (d["file"], d["line"], d["column"], d["rule"], d["severity"], d["message"])
 
 
 def _tool_changes(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> dict[str, list[Any]]:

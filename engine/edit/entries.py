@@ -6,7 +6,7 @@ After the splice the new text is read back with the loader ``validate`` uses
 (``yaml/loader.py``: ``load_yaml``): it must hold exactly the old data with the one change, or the edit
 is refused with the reason. Nothing here touches the disk.
 
-    file = ManifestText.decode(data)            # yaml/manifest_text.py: UTF-8/16, with or without BOM
+    file = SourceText.read(data)                # yaml/source_text.py: UTF-8/16, with or without BOM
     new = set_entry(file.text, "tools", "notes", "tools/notes.ts", "# our own")
     file.encode(new)                            # the bytes to write, BOM and encoding kept
 
@@ -32,7 +32,7 @@ from yaml import (
 
 from ..yaml.loader import load_yaml
 from ..yaml.located import unwrap
-from ..yaml.manifest_text import EditRefused
+from ..yaml.source_text import EditRefused
 
 if TYPE_CHECKING:
     from typing import Any

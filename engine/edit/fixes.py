@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..yaml.manifest_text import EditRefused
-from ..yaml.source_text import SourceText
+from ..yaml.source_text import EditRefused, SourceText
 from .entries import quoted, scalar_splices
 from .text_edit import TextEdit, apply_edits, same_document, without_overlaps
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser, Tree
+    from tree_sitter import Node, Tree
 
 #: statements that export nothing at run time (opencode never sees them)
 _TYPE_ONLY = {"type_alias_declaration", "interface_declaration"}
@@ -52,15 +52,11 @@ class SourceFile:
     detail: str = ""
 
 
-def _parser() -> Parser:
+def _parse(source: bytes) -> Tree:
     import tree_sitter
     import tree_sitter_typescript
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_typescript.language_typescript()))
-
-
-def _parse(source: bytes) -> Tree:
-    return _parser().parse(source)
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_typescript.language_typescript())).parse(source)
 
 
 def _text(source: bytes, node: Node) -> str:

@@ -96,6 +96,13 @@ class Release:
         return IGNORED if done.returncode == 0 else UNTRACKED
 
 
+def node_modules_above(prefix: str) -> list[str]:
+    """The ``node_modules`` folder of each folder above the project's, ``prefix`` (a path from
+    the work tree's top, ``/`` at its end), the top's included: where Bun looks for packages."""
+    parts = prefix.strip("/").split("/") if prefix else []
+    return ["/".join([*parts[:depth], "node_modules"]) for depth in range(len(parts))]
+
+
 def _hash_size(git_dir: str) -> int:
     """The bytes of an object name in the repository of ``git_dir``: 32 where its configuration
     (a linked work tree's is the common folder's) says ``objectFormat = sha256``, else 20."""

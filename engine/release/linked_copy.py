@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .git_index import Release
+from .git_index import Release, node_modules_above
 
 
 @contextmanager
@@ -28,7 +28,7 @@ def release_copy(root: str) -> Iterator[str | None]:
         return
     base = tempfile.mkdtemp(prefix="beeuni-release-")
     try:
-        above = _folders_above(release.prefix)
+        above = [folder + "/" for folder in node_modules_above(release.prefix)]
         for path in release.tracked_paths():
             if path.startswith(release.prefix) or any(path.startswith(folder) for folder in above):
                 _place(os.path.join(release.top, path), os.path.join(base, path))
@@ -37,12 +37,6 @@ def release_copy(root: str) -> Iterator[str | None]:
         yield copied_root
     finally:
         shutil.rmtree(base, ignore_errors=True)
-
-
-def _folders_above(prefix: str) -> list[str]:
-    """The ``node_modules/`` folders of each folder above ``prefix`` (the top's included)."""
-    parts = prefix.strip("/").split("/") if prefix else []
-    return [f"{'/'.join(parts[:depth])}/node_modules/".lstrip("/") for depth in range(len(parts))]
 
 
 def _place(source: str, target: str) -> None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from ..paths import git_top
+from .git_index import node_modules_above
 
 #: bounds of a copy of a folder outside git: past them the daemon refuses to start
 MAX_FOLDER_FILES = 50_000
@@ -194,8 +195,7 @@ def _make_folder(folder: str, made: set[str]) -> None:
 def _listing(top: str, commit: str, prefix: str, others: list[str]) -> list[tuple[bytes, bytes, str]]:
     """(mode, object, path from the top) of every file and link the release holds under the
     project's folder, in the ``node_modules`` folders above it and in the folders ``others``."""
-    parts = prefix.strip("/").split("/") if prefix else []
-    above = ["/".join([*parts[:depth], "node_modules"]) for depth in range(len(parts))]
+    above = node_modules_above(prefix)
     specs = [f":(top,literal){path}" for path in (prefix.rstrip("/"), *above, *others)] if prefix else []
     done = git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs)
     if done.returncode != 0:

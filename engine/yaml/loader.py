@@ -165,11 +165,6 @@ def load_yaml_part(data: bytes, path: str, first_line: int, depth: int) -> tuple
     return (root, builder.nodes) if not problems else None
 
 
-_ScalarEvent, _AliasEvent, _DocumentStartEvent = ScalarEvent, AliasEvent, DocumentStartEvent
-_MappingStartEvent, _MappingEndEvent = MappingStartEvent, MappingEndEvent
-_SequenceStartEvent, _SequenceEndEvent = SequenceStartEvent, SequenceEndEvent
-
-
 class _Builder:
     def __init__(
         self, data: bytes, path: str, problems: list[LoadProblem], line_offset: int = 0, depth: int = 0
@@ -214,7 +209,7 @@ class _Builder:
         try:
             while (event := next_event()) is not None:
                 kind = event.__class__
-                if kind is _ScalarEvent:
+                if kind is ScalarEvent:
                     mark = event.start_mark
                     loc = (path, mark.line + first_line, mark.column + 1)
                     nodes += 1
@@ -240,7 +235,7 @@ class _Builder:
                         value = self.scalar(event, loc, plain)
                     if event.anchor:
                         anchors[event.anchor] = (value, 1)
-                elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
+                elif kind is MappingStartEvent or kind is SequenceStartEvent:
                     mark = event.start_mark
                     loc = (path, mark.line + first_line, mark.column + 1)
                     if is_map and key is None:
@@ -251,7 +246,7 @@ class _Builder:
                     if anchor:
                         open_anchors.add(anchor)
                     stack.append((top, is_map, key, skip, anchor, nodes - keys))
-                    is_map = kind is _MappingStartEvent
+                    is_map = kind is MappingStartEvent
                     top = new_map(LocatedMap) if is_map else new_list(LocatedList)
                     top.loc = loc
                     key, skip = None, False
@@ -259,23 +254,24 @@ class _Builder:
                     if nodes > MAX_NODES:
                         raise _Abort(LoadProblem("too-many-values", loc, limit=MAX_NODES))
                     continue
-                elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
+                elif kind is MappingEndEvent or kind is SequenceEndEvent:
                     value = top
                     top, is_map, key, skip, anchor, before = stack.pop()
                     if anchor:
                         open_anchors.discard(anchor)
                         anchors[anchor] = (value, nodes - keys - before)
-                elif kind is _AliasEvent:
-                    value, size = self.alias(event)
+                elif kind is AliasEvent:
+                    loc = self.loc(event.start_mark)
+                    value, size = self.alias(event.anchor, loc)
                     if is_map and key is None:
                         if not isinstance(value, str):
-                            raise _Abort(LoadProblem("complex-key", self.loc(event.start_mark)))
-                        key = LocatedStr(value, self.loc(event.start_mark))
+                            raise _Abort(LoadProblem("complex-key", loc))
+                        key = LocatedStr(value, loc)
                         continue
                     nodes += size
                     if nodes > MAX_NODES:
-                        raise _Abort(LoadProblem("alias-bomb", self.loc(event.start_mark), limit=MAX_NODES))
-                elif kind is _DocumentStartEvent:
+                        raise _Abort(LoadProblem("alias-bomb", loc, limit=MAX_NODES))
+                elif kind is DocumentStartEvent:
                     documents += 1
                     if documents > 1:
                         raise _Abort(LoadProblem("multiple-documents", self.loc(event.start_mark)))
@@ -299,13 +295,13 @@ class _Builder:
             self.nodes = nodes
         return root
 
-    def alias(self, event: Any) -> tuple[Any, int]:
-        loc = self.loc(event.start_mark)
-        if event.anchor in self.open_anchors:
-            raise _Abort(LoadProblem("recursive-alias", loc, anchor=event.anchor))
-        found = self.anchors.get(event.anchor)
+    def alias(self, anchor: str, loc: Loc) -> tuple[Any, int]:
+        """The value an alias repeats, and how many values it counts for."""
+        if anchor in self.open_anchors:
+            raise _Abort(LoadProblem("recursive-alias", loc, anchor=anchor))
+        found = self.anchors.get(anchor)
         if found is None:
-            raise _Abort(LoadProblem("undefined-alias", loc, anchor=event.anchor))
+            raise _Abort(LoadProblem("undefined-alias", loc, anchor=anchor))
         return found
 
     def scalar(self, event: Any, loc: Loc, plain: str | None = None) -> Any:
@@ -348,7 +344,7 @@ def _duplicate(mapping: LocatedMap, key: LocatedStr) -> LoadProblem:
 
 
 def _syntax_problem(err: MarkedYAMLError, data: bytes, path: str) -> LoadProblem:
-    text = _decoded(data)
+    text = data.decode(_encoding(data), "replace")
     mark = err.problem_mark or err.context_mark
     line, column = _mark_position(mark, text) if mark is not None else (1, 1)
     if mark is not None and text[mark.index : mark.index + 1] == "\t":
@@ -398,10 +394,6 @@ def _invisible_break(data: bytes, path: str) -> LoadProblem | None:
 def _encoding(data: bytes) -> str:
     """How libyaml decodes the file: UTF-16 after its byte order mark, else UTF-8."""
     return "utf-16" if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
-
-
-def _decoded(data: bytes) -> str:
-    return data.decode(_encoding(data), "replace")
 
 
 def _mark_position(mark: Any, text: str) -> tuple[int, int]:

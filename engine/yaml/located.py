@@ -12,17 +12,10 @@ which compares, hashes and tests truthiness like the value it holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from typing import Any
-
     Loc = tuple[str, int, int]
-    _ListBase = list[Any]
-    _DictBase = dict[Any, Any]
-else:
-    _ListBase = list
-    _DictBase = dict
 
 
 class LocatedStr(str):
@@ -77,7 +70,7 @@ class LocatedConst:
         return f"LocatedConst({self.value!r})"
 
 
-class LocatedList(_ListBase):
+class LocatedList(list[Any]):
     __slots__ = ("loc",)
     loc: Loc
 
@@ -86,7 +79,7 @@ class LocatedList(_ListBase):
         self.loc = loc
 
 
-class LocatedMap(_DictBase):
+class LocatedMap(dict[Any, Any]):
     """A mapping whose keys are ``LocatedStr`` (so ``m["tools"]`` finds them by plain string)."""
 
     __slots__ = ("loc",)

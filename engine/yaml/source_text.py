@@ -1,4 +1,9 @@
-"""A manifest file's text as the YAML parser sees it: lines, positions and comments.
+"""A manifest file's text as the YAML parser sees it: lines, positions and comments, and the
+file's encoding to write an edited text back in.
+
+The file may be UTF-8 or UTF-16, with or without a byte order mark; the text has no mark, and
+``encode`` puts the file's own back. A file that is no text refuses an edit here already
+(``EditRefused``, the refusal of every edit: ``edit/entries.py``).
 
 Diagnostics carry 1-based lines and columns that libyaml counted: in characters (code points),
 with ``\\r\\n``, ``\\r``, ``\\n``, NEL, LS and PS as line breaks. Suppressions and fixes turn those
@@ -12,38 +17,55 @@ about.
 
 from __future__ import annotations
 
+import codecs
 import re
 
 from yaml import CSafeLoader, YAMLError, scan
 
-from .manifest_text import EditRefused, ManifestText
-
 #: YAML's line breaks
 LINE_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+class EditRefused(Exception):
+    """The edit cannot be made safely; nothing was changed."""
 
 
 class SourceText:
     """``text`` is the file's text without a byte order mark (libyaml does not count it);
     ``encode`` turns an edited text back into bytes in the file's encoding, mark and all."""
 
-    def __init__(self, text: str, file: ManifestText | None = None) -> None:
+    def __init__(self, text: str, bom: bytes = b"", encoding: str = "utf-8") -> None:
         self.text = text
-        self.file = file
+        self.bom = bom
+        self.encoding = encoding
         self._line_starts: list[int] | None = None
         self._line_ends: list[int] = []
         self._token_spans: list[tuple[int, int]] | None = None
 
     @classmethod
-    def decode(cls, data: bytes) -> SourceText | None:
-        """The text of a file's bytes (UTF-8 or UTF-16, as ``tools eject`` reads them), or None."""
+    def read(cls, data: bytes) -> SourceText:
+        """The text of a file's bytes; ``EditRefused`` when they are not text."""
+        bom, encoding = b"", "utf-8"
+        for mark, name in _BOMS:
+            if data.startswith(mark):
+                bom, encoding = mark, name
+                break
         try:
-            file = ManifestText.decode(data)
+            return cls(data[len(bom) :].decode(encoding), bom, encoding)
+        except UnicodeDecodeError as err:
+            raise EditRefused(f"the file is not valid {encoding.upper()} (byte {err.start + len(bom)})") from None
+
+    @classmethod
+    def decode(cls, data: bytes) -> SourceText | None:
+        """``read``, or None when the bytes are not text."""
+        try:
+            return cls.read(data)
         except EditRefused:
             return None
-        return cls(file.text, file)
 
     def encode(self, text: str) -> bytes:
-        return self.file.encode(text) if self.file is not None else text.encode("utf-8")
+        return self.bom + text.encode(self.encoding)
 
     @property
     def line_starts(self) -> list[int]:

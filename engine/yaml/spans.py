@@ -83,17 +83,13 @@ class Sources:
             self._data[file] = self._read(file)
         return self._data[file]
 
-    def lines(self, file: str) -> list[str]:
-        """The file's lines without their line ends (none when it cannot be read)."""
-        found = self._lines.get(file)
-        if found is None:
-            data = self.data(file)
-            text = data.decode("utf-8", "replace") if data is not None else ""
-            found = self._lines[file] = text.splitlines()
-        return found
-
     def line(self, file: str, line: int) -> str | None:
-        lines = self.lines(file)
+        """A 1-based line of the file without its line end (None past its end, or when it
+        cannot be read)."""
+        lines = self._lines.get(file)
+        if lines is None:
+            data = self.data(file)
+            lines = self._lines[file] = data.decode("utf-8", "replace").splitlines() if data is not None else []
         return lines[line - 1] if 0 < line <= len(lines) else None
 
     def span(self, file: str, line: int, column: int) -> Span:
