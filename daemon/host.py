@@ -34,7 +34,7 @@ from typing import Any
 from . import host_channel
 from .log import write as log
 from .messages import say
-from .probe import load_modules
+from .probe import EXIT_GRACE, load_modules
 from .sandbox import Confinement, Started, group_members, last_pid, start
 
 #: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
@@ -56,7 +56,6 @@ STATUS_OF_REASON = {
     "timed_out": 504,
 }
 NOT_THE_ANSWER = "a frame that is not the host's answer to this call: the module wrote on the channel"
-EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 
 
 @dataclass
