@@ -26,7 +26,7 @@ import secrets
 import shutil
 import signal
 import tempfile
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +51,6 @@ STATUS_OF_REASON = {
     "thrown": 422,
     "unsendable": 400,
     "too_large": 413,
-    "cancelled": 499,
     "crashed": 502,
     "timed_out": 504,
 }
@@ -63,7 +62,7 @@ class CallOutcome:
     ok: bool
     output: str = ""
     error: str = ""
-    # for a failure: "thrown", "timed_out", "cancelled", "crashed", "too_large", "unsendable", "not_loaded"
+    # for a failure: "thrown", "timed_out", "crashed", "too_large", "unsendable"
     reason: str = ""
 
 
@@ -82,7 +81,7 @@ class ModuleHost:
         max_output: int,
         messages: dict[str, str],
         folder: str,
-        fresh: int = FRESH,
+        fresh: int,
     ) -> None:
         self.bun = bun
         self.fresh = fresh  # 0 for a single call (`beeuni tools call`): nothing to keep started
@@ -95,7 +94,8 @@ class ModuleHost:
         self._fresh: deque[_Process] = deque()
         # idle processes by agent; the dict's order is the order they became idle (oldest first)
         self._idle: dict[_Process, Owner] = {}
-        self._slots: dict[Owner, asyncio.Semaphore] = {}  # bounded by the manifest's agents
+        # bounded by the manifest's agents
+        self._slots: defaultdict[Owner, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(SLOTS_PER_AGENT))
         self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
         self._stopped = False
@@ -118,10 +118,8 @@ class ModuleHost:
         self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float, agent: Owner
     ) -> CallOutcome:
         """Run ``tool`` for ``agent``, within ``timeout`` seconds from the call's arrival."""
-        module = self.modules.get(tool)
-        if module is None or tool not in self.report.loaded:
-            return CallOutcome(False, error=tool, reason="not_loaded")
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
+        module = self.modules[tool]
         call = dict(op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output)
         try:
             request = host_channel.encode(call)
@@ -130,7 +128,7 @@ class ModuleHost:
         process: _Process | None = None
         reusable = False
         try:
-            async with asyncio.timeout(timeout), self._slot(agent):
+            async with asyncio.timeout(timeout), self._slots[agent]:
                 process = await self._take(agent)
                 process.begin(tool)
                 mark = last_pid()  # what the call starts is numbered above it
@@ -162,12 +160,6 @@ class ModuleHost:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # the processes -------------------------------------------------------------------------
-
-    def _slot(self, agent: Owner) -> asyncio.Semaphore:
-        slot = self._slots.get(agent)
-        if slot is None:
-            slot = self._slots[agent] = asyncio.Semaphore(SLOTS_PER_AGENT)
-        return slot
 
     async def _take(self, agent: Owner) -> _Process:
         """An idle process of ``agent``'s, else a fresh one, else one started now — never one

@@ -509,8 +509,6 @@ class Session:
         messages = self.messages()
         if outcome.reason == "timed_out":
             return 504, say(messages, "timed_out", tool=tool, agent=agent or self.agent, detail=f"{self.timeout:g}")
-        if outcome.reason == "not_loaded":
-            return 404, say(messages, "not_loaded", tool=tool)
         return STATUS_OF_REASON.get(outcome.reason, 500), outcome.error
 
     def messages(self) -> dict[str, str]:
