@@ -30,7 +30,7 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.release.git_index import Release
 from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ..engine.resolve import resolve
-from ..engine.resolved import ResolvedToolSet
+from ..engine.resolved import Diagnostic, ResolvedToolSet
 from . import strict_json, syscall_filter
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .changes import Changes, changes_between
@@ -205,8 +205,9 @@ class Session:
         if self.current.snapshot is not None and self.current.snapshot.commit is None:  # said once
             said = "serving_folder" if self.git is None else "serving_uncommitted"
             log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
-        if resolved.errors:
-            self._log_errors(resolved)
+        for d in resolved.diagnostics:
+            if d.severity == "error":
+                log_line(_error_line(d) + "\n")
 
     async def _generation(self, release: str | None) -> Generation:
         assert self.private is not None
@@ -339,11 +340,6 @@ class Session:
                 detail = run.call("carry_problem", problem)
                 log_line(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
 
-    def _log_errors(self, resolved: ResolvedToolSet) -> None:
-        for d in resolved.diagnostics:
-            if d.severity == "error":
-                log_line(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
-
     async def stop(self) -> None:
         if self.current is not None:
             await self.current.host.stop()
@@ -362,9 +358,7 @@ class Session:
             first_error = next((d for d in new.resolved.diagnostics if d.severity == "error"), None)
             if first_error is not None:  # a running session never moves to a release that does not validate
                 await self._retire(new)
-                where = f"{first_error.file}:{first_error.line}:{first_error.column}"
-                line = f"{where}: error[{first_error.rule}] {first_error.message}"
-                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=line))
+                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=_error_line(first_error)))
             changes = await asyncio.to_thread(changes_between, old, new)
             self.current = new
             if old.calls == 0:
@@ -529,6 +523,10 @@ class Session:
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+
+
+def _error_line(d: Diagnostic) -> str:
+    return f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}"
 
 
 def _declared(generation: Generation, name: str) -> str | None:
