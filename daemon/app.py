@@ -38,7 +38,6 @@ from .session import CallRefused, Session
 
 LOOK_UP_INTERVAL = 1.0  # seconds between two look-ups of a refused caller's process
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
-DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
 
 class TooLarge(Exception):

@@ -39,7 +39,7 @@ from .grants import Grants
 from .host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
-from .messages import say
+from .messages import rules_texts, say
 from .private import PrivateFolder
 from .sandbox import confinement_for, landlock_missing
 from .schema_offer import uncarried
@@ -143,12 +143,6 @@ class Session:
             return self.rules
         return os.path.join(snapshot.folder, os.path.relpath(inside, self.top))
 
-    def _texts(self) -> dict[str, str]:
-        """The rules' texts of the daemon before any tool set is resolved (a refusal)."""
-        from ..engine.project import rules_only
-
-        return dict(rules_only(self.rules).output("DAEMON_MESSAGES"))
-
     def _resolve(self, snapshot: Snapshot | None) -> tuple[ResolvedToolSet, ProjectRun]:
         root = snapshot.root if snapshot is not None else self.repo.root
         run = ProjectRun(Repository(root), self.manifest, load_rules(self._rules_of(snapshot)))
@@ -197,7 +191,7 @@ class Session:
         except BaseException as err:
             self.private.remove()
             if isinstance(err, ReleaseError):
-                raise StartRefused(say(self._texts(), err.key, detail=err.detail)) from None
+                raise StartRefused(say(rules_texts(self.rules), err.key, detail=err.detail)) from None
             if isinstance(err, UnknownHarness):
                 raise StartRefused(str(err)) from None
             raise
