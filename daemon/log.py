@@ -27,6 +27,7 @@ class Log:
         self.dropped_note: Callable[[int], str] = lambda count: f"[log] {count}\n"
 
     def write(self, text: str) -> None:
+        """Log ``text`` (whole lines, newline included) without waiting for stderr."""
         data = text.encode("utf-8", errors="replace")
         with self._ready:
             if self._size + len(data) > MAX_BUFFERED:
@@ -73,8 +74,4 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 log = Log()
-
-
-def write(text: str) -> None:
-    """Log ``text`` (whole lines, newline included) without waiting for stderr."""
-    log.write(text)
+write = log.write
