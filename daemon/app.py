@@ -93,10 +93,7 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
 
     app.router.add_route("/beeuni/openapi.json", openapi, methods=["GET"])
 
-    def authorized(request: Request) -> bool:
-        given = request.headers.get("authorization", "")
-        return secrets.compare_digest(given.encode(), f"Bearer {token}".encode())
-
+    expected = f"Bearer {token}".encode()
     last_look_up = -LOOK_UP_INTERVAL
 
     async def unauthorized(request: Request) -> JSONResponse:
@@ -120,7 +117,7 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
     async def caller(request: Request) -> tuple[str | None, str | None] | JSONResponse:
         """The calling agent and its parent, or the answer that refuses the request: no token
         (401), an agent header over its limit (431)."""
-        if not authorized(request):
+        if not secrets.compare_digest(request.headers.get("authorization", "").encode(), expected):
             return await unauthorized(request)
         try:
             return agent_headers(request.headers)
