@@ -80,7 +80,6 @@ async def converge(session: Session, release: str | None) -> dict[str, Any]:
         log_line(say(messages, "convergence_failed", detail=reason) + "\n")
         serving = session.current.release
         return {"event": "convergence_failed", "release": release, "serving": serving, "error": reason}
-    assert session.current is not None
     document = changes.document()
     summary = session.current.run.call("release_changes", document)
     log_line(say(session.messages(), "converged", detail=summary) + "\n")

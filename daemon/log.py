@@ -40,10 +40,10 @@ class Log:
                 self._thread.start()
             self._ready.notify_all()
 
-    def flush(self, limit: float = FLUSH_LIMIT) -> None:
-        """Wait until everything taken in is written, or ``limit`` seconds (at exit: a stderr
-        nobody reads must not keep the daemon from ending)."""
-        deadline = time.monotonic() + limit
+    def flush(self) -> None:
+        """Wait until everything taken in is written, or ``FLUSH_LIMIT`` seconds (at exit: a
+        stderr nobody reads must not keep the daemon from ending)."""
+        deadline = time.monotonic() + FLUSH_LIMIT
         with self._ready:
             while self._size and (left := deadline - time.monotonic()) > 0:
                 self._ready.wait(left)
