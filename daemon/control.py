@@ -83,14 +83,12 @@ async def converge(session: Session, release: str | None) -> dict[str, Any]:
     document = changes.document()
     summary = session.current.run.call("release_changes", document)
     log_line(say(session.messages(), "converged", detail=summary) + "\n")
-    document = {**document, "restart": changes.tools_changed}
-    root = session.current.root
     return {
         "event": "converged",
         "release": changes.release,
         "was": changes.was,
-        "release_root": root,
-        "changes": document,
+        "release_root": session.current.root,
+        "changes": {**document, "restart": changes.tools_changed},
     }
 
 
