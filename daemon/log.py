@@ -61,16 +61,12 @@ class Log:
             if dropped:
                 data += self.dropped_note(dropped).encode()
             with contextlib.suppress(OSError):  # stderr is gone: the lines are lost, the daemon goes on
-                _write_all(fd, data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             with self._ready:
                 self._size -= sum(len(line) for line in taken)
                 self._ready.notify_all()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 log = Log()
