@@ -57,7 +57,7 @@ def _short(commit: str | None) -> str | None:
 def _served(generation: Generation) -> dict[str, tuple[Any, ...]]:
     """Each served tool as a convergence compares it: what its files hold, its description and
     its parameters."""
-    loaded = generation.host.report.loaded
+    loaded = generation.host.loaded
     digests = _digests(generation)
     return {
         name: (digests.get(name), loaded[name]["description"], loaded[name]["parameters"])

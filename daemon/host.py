@@ -28,7 +28,7 @@ import signal
 import tempfile
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import host_channel
@@ -66,12 +66,6 @@ class CallOutcome:
     reason: str = ""
 
 
-@dataclass
-class LoadReport:
-    loaded: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {description, parameters}
-    failed: dict[str, str] = field(default_factory=dict)  # name -> reason
-
-
 class ModuleHost:
     def __init__(
         self,
@@ -89,7 +83,8 @@ class ModuleHost:
         self.confinement = confinement
         self.max_output = max_output
         self.messages = messages
-        self.report = LoadReport()
+        self.loaded: dict[str, dict[str, Any]] = {}  # the load report: name -> {description, parameters}
+        self.failed: dict[str, str] = {}  # name -> reason
         self.folder = tempfile.mkdtemp(dir=folder)  # the processes' temporary folders
         self._fresh: deque[_Process] = deque()
         # idle processes by agent; the dict's order is the order they became idle (oldest first)
@@ -100,7 +95,7 @@ class ModuleHost:
         self._refill: asyncio.Task[None] | None = None
         self._stopped = False
 
-    async def start(self, limit: float) -> LoadReport:
+    async def start(self, limit: float) -> None:
         """Load every module in one probe process (``limit`` seconds per module), then start the
         fresh processes."""
         facts = await asyncio.to_thread(
@@ -108,11 +103,10 @@ class ModuleHost:
         )
         for fact in facts:
             if fact["loaded"]:
-                self.report.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
+                self.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
             else:
-                self.report.failed[fact["name"]] = fact["error"] or fact["problem"]
+                self.failed[fact["name"]] = fact["error"] or fact["problem"]
         self._keep_fresh()
-        return self.report
 
     async def call(
         self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float, agent: Owner

@@ -247,15 +247,15 @@ class Session:
         host = ModuleHost(
             self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
         )
-        report = await host.start(self.timeout)
-        validators, failed = self._validators(resolved, report.loaded)
+        await host.start(self.timeout)
+        validators, failed = self._validators(resolved, host.loaded)
         failed.update(not_released)
-        failed.update(_shown(report.failed, snapshot))
+        failed.update(_shown(host.failed, snapshot))
         if failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {printable(name)}: {printable(reason)}" for name, reason in sorted(failed.items())]
             log_line("\n".join(lines) + "\n")
-        self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
+        self._log_uncarried(resolved, run, {name: host.loaded[name] for name in validators})
         return Generation(
             snapshot,
             run,
@@ -394,7 +394,7 @@ class Session:
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
         assert self.current is not None
         generation = self.current
-        served = generation.host.report.loaded
+        served = generation.host.loaded
         names = list(generation.validators) if everything else self.visible(generation, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
@@ -436,7 +436,7 @@ class Session:
         """``tool`` as the daemon's listing shows it to ``agent``: name, description, parameters."""
         assert self.current is not None
         self._check_offered(self.current, tool, agent or self.agent, None)
-        return {"name": tool, **self.current.host.report.loaded[tool]}
+        return {"name": tool, **self.current.host.loaded[tool]}
 
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
         generation = self.current
