@@ -44,10 +44,7 @@ class Changes:
 
     def document(self) -> dict[str, Any]:
         """As the rules and the starter's event take it: commits shortened."""
-        found = asdict(self)
-        found["release"] = _short(self.release)
-        found["was"] = _short(self.was)
-        return found
+        return {**asdict(self), "release": _short(self.release), "was": _short(self.was)}
 
 
 def _short(commit: str | None) -> str | None:
