@@ -387,8 +387,7 @@ class Session:
         names = generation.grants.view(name, parent)
         if names is None:
             raise CallRefused(403, say(generation.resolved.messages, "not_delegating", agent=str(parent)))
-        served = generation.validators
-        found = generation.visible[key] = [tool for tool in names if tool in served]
+        found = generation.visible[key] = [tool for tool in names if tool in generation.validators]
         return found
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
