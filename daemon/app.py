@@ -19,7 +19,7 @@ import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NoReturn
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -38,7 +38,6 @@ from .session import CallRefused, Session
 
 LOOK_UP_INTERVAL = 1.0  # seconds between two look-ups of a refused caller's process
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher
-DEFAULT_MAX_BODY = 1024 * 1024  # bytes of a call's arguments (`beeuni daemon --max-body`)
 
 
 class TooLarge(Exception):
@@ -83,10 +82,16 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
     async def internal_error(request: Request, error: Exception) -> JSONResponse:
         return refuse(500, message("internal_error", detail=f"{type(error).__name__}: {error}"))
 
+    async def refused(request: Request, error: Exception) -> JSONResponse:
+        """A refusal raised by the session or by ``caller``: its status and text."""
+        assert isinstance(error, CallRefused)
+        return refuse(error.status, error.message)
+
     app.add_middleware(HostAllowList, refusal=lambda host: message("foreign_host", detail=host))
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(Exception, internal_error)
+    app.add_exception_handler(CallRefused, refused)
 
     async def openapi(request: Request) -> JSONResponse:
         assert session.current is not None
@@ -94,14 +99,11 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
 
     app.router.add_route("/beeuni/openapi.json", openapi, methods=["GET"])
 
-    def authorized(request: Request) -> bool:
-        given = request.headers.get("authorization", "")
-        return secrets.compare_digest(given.encode(), f"Bearer {token}".encode())
-
+    expected = f"Bearer {token}".encode()
     last_look_up = -LOOK_UP_INTERVAL
 
-    async def unauthorized(request: Request) -> JSONResponse:
-        """401, and a log line saying who tried: its process, looked up at most once a second
+    async def unauthorized(request: Request) -> NoReturn:
+        """Refuse (401), with a log line saying who tried: its process, looked up at most once a second
         (a flood of refusals costs one scan of /proc a second, not one each)."""
         nonlocal last_look_up
         claimed = request.headers.get("x-beeuni-agent")
@@ -116,31 +118,25 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
         else:
             caller = message("caller_unknown", port=str(client.port if client else "?"))
         log_line(message("refused_caller", detail=detail, caller=caller) + "\n")
-        return refuse(401, message("unauthorized"))
+        raise CallRefused(401, message("unauthorized"))
 
-    async def caller(request: Request) -> tuple[str | None, str | None] | JSONResponse:
-        """The calling agent and its parent, or the answer that refuses the request: no token
-        (401), an agent header over its limit (431)."""
-        if not authorized(request):
-            return await unauthorized(request)
+    async def caller(request: Request) -> tuple[str | None, str | None]:
+        """The calling agent and its parent, or ``CallRefused``: no token (401), an agent header
+        over its limit (431)."""
+        if not secrets.compare_digest(request.headers.get("authorization", "").encode(), expected):
+            await unauthorized(request)
         try:
             return agent_headers(request.headers)
         except HeaderTooLarge as error:
-            return refuse(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER)))
+            raise CallRefused(431, message("header_too_large", detail=error.header, size=str(MAX_HEADER))) from None
 
     without_zod_said = False
 
     @app.get("/beeuni/tools")
     async def list_tools(request: Request, all: bool = False, without_zod: bool = False) -> Any:
         nonlocal without_zod_said
-        found = await caller(request)
-        if isinstance(found, JSONResponse):
-            return found
-        agent, parent = found
-        try:
-            tools = session.offered(agent, parent, all)
-        except CallRefused as refused:
-            return refuse(refused.status, refused.message)
+        agent, parent = await caller(request)
+        tools = session.offered(agent, parent, all)
         if without_zod and not without_zod_said:  # the plugin could not carry the schemas exactly
             without_zod_said = True
             log_line(message("plugin_without_zod") + "\n")
@@ -151,20 +147,14 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
 
     async def call_tool(request: Request) -> JSONResponse:
         name = request.path_params["name"]
-        found = await caller(request)
-        if isinstance(found, JSONResponse):
-            return found
-        agent, parent = found
+        agent, parent = await caller(request)
         try:
             body = await _read_body(request, max_body)
         except TooLarge:
             return refuse(413, message("too_large", tool=name, detail=str(max_body)))
         except ClientDisconnect:  # gone before its body arrived (or cut off by the read timeout)
             return refuse(499, message("client_gone", tool=name))
-        try:
-            args = session.arguments(body, name)
-        except CallRefused as refused:
-            return refuse(refused.status, refused.message)
+        args = session.arguments(body, name)
         call: asyncio.Task[Any] = asyncio.create_task(session.call(name, args, agent, parent))
         done, _ = await asyncio.wait({call}, timeout=QUICK_CALL)
         if not done:  # a longer call: also watch for the client going away
@@ -176,10 +166,7 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
                     await call
                 return refuse(499, message("client_gone", tool=name))
             watcher.cancel()
-        try:
-            outcome = call.result()
-        except CallRefused as refused:
-            return refuse(refused.status, refused.message)
+        outcome = call.result()
         if outcome.ok:
             return JSONResponse(limit_output(outcome.output, name, session.messages()["spilled"], spill))
         return refuse(*session.failure(outcome, name, agent))

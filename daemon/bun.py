@@ -26,15 +26,11 @@ def find_bun(project: str | None = None) -> str:
             raise BunMissing()
         return configured
     installed = os.path.join(sys.prefix, "bin", "bun")
-    for candidate in [*(_project_buns(project) if project else []), installed]:
+    above = upward(os.path.abspath(project)) if project else []
+    for candidate in [*(os.path.join(folder, "node_modules", ".bin", "bun") for folder in above), installed]:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     found = shutil.which("bun")
     if found is None:
         raise BunMissing()
     return found
-
-
-def _project_buns(project: str) -> list[str]:
-    """``node_modules/.bin/bun`` in ``project`` and each folder above it, nearest first."""
-    return [os.path.join(folder, "node_modules", ".bin", "bun") for folder in upward(os.path.abspath(project))]

@@ -27,33 +27,25 @@ class CallReport:
 
 
 def call_once(session: Session, tool: str, arguments: str) -> CallReport:
-    return asyncio.run(_call(session, tool, arguments))
+    return asyncio.run(_once(session, tool, arguments))
 
 
 def describe_once(session: Session, tool: str) -> CallReport:
     """The tool as the daemon's listing shows it (``tools call --schema``), as indented JSON; its
     module is loaded, never run."""
-    return asyncio.run(_describe(session, tool))
+    return asyncio.run(_once(session, tool, None))
 
 
-async def _describe(session: Session, tool: str) -> CallReport:
-    await session.start()
-    try:
-        try:
-            described = session.described(tool, session.agent)
-        except CallRefused as refused:
-            return CallReport(refused.status, error=refused.message, refused=True)
-        return CallReport(200, output=json.dumps(described, indent=2, ensure_ascii=False))
-    finally:
-        await session.stop()
-
-
-async def _call(session: Session, tool: str, arguments: str) -> CallReport:
+async def _once(session: Session, tool: str, arguments: str | None) -> CallReport:
+    """Start the session, call ``tool`` (``arguments`` None: describe it), stop the session."""
     await session.start()
     try:
         agent = session.agent
         started = time.perf_counter()
         try:
+            if arguments is None:
+                described = session.described(tool, agent)
+                return CallReport(200, output=json.dumps(described, indent=2, ensure_ascii=False))
             body = arguments.encode("utf-8", "surrogateescape") if arguments.strip() else b""
             outcome = await session.call(tool, session.arguments(body, tool), agent, None)
         except CallRefused as refused:  # a module that did not load was logged like the daemon logs it

@@ -44,10 +44,7 @@ class Changes:
 
     def document(self) -> dict[str, Any]:
         """As the rules and the starter's event take it: commits shortened."""
-        found = asdict(self)
-        found["release"] = _short(self.release)
-        found["was"] = _short(self.was)
-        return found
+        return {**asdict(self), "release": _short(self.release), "was": _short(self.was)}
 
 
 def _short(commit: str | None) -> str | None:
@@ -57,7 +54,7 @@ def _short(commit: str | None) -> str | None:
 def _served(generation: Generation) -> dict[str, tuple[Any, ...]]:
     """Each served tool as a convergence compares it: what its files hold, its description and
     its parameters."""
-    loaded = generation.host.report.loaded
+    loaded = generation.host.loaded
     digests = _digests(generation)
     return {
         name: (digests.get(name), loaded[name]["description"], loaded[name]["parameters"])
@@ -104,16 +101,16 @@ def changes_between(old: Generation, new: Generation) -> Changes:
     changes.added = sorted(set(after) - set(before))
     changes.removed = sorted(set(before) - set(after))
     changes.changed = sorted(name for name in set(before) & set(after) if before[name] != after[name])
-    for agent in [*sorted(set(old.grants.agents) | set(new.grants.agents)), None]:
-        name = agent if agent is not None else ""  # no declared agent has an empty name
-        seen_before = [tool for tool in old.grants.view(name, None) or () if tool in before]
-        seen_after = [tool for tool in new.grants.view(name, None) or () if tool in after]
+    # "": every agent the manifest does not declare (no declared agent has an empty name)
+    for agent in [*sorted(set(old.grants.agents) | set(new.grants.agents)), ""]:
+        seen_before = [tool for tool in old.grants.view(agent, None) or () if tool in before]
+        seen_after = [tool for tool in new.grants.view(agent, None) or () if tool in after]
         change = AgentChange(
-            agent if agent is not None else "*",
+            agent or "*",
             [tool for tool in seen_after if tool not in seen_before],
             [tool for tool in seen_before if tool not in seen_after],
-            old.grants.secrets_of(name),
-            new.grants.secrets_of(name),
+            old.grants.secrets_of(agent),
+            new.grants.secrets_of(agent),
         )
         if change.gained or change.lost or change.secrets_before != change.secrets_after:
             changes.agents.append(change)

@@ -80,18 +80,15 @@ async def converge(session: Session, release: str | None) -> dict[str, Any]:
         log_line(say(messages, "convergence_failed", detail=reason) + "\n")
         serving = session.current.release
         return {"event": "convergence_failed", "release": release, "serving": serving, "error": reason}
-    assert session.current is not None
     document = changes.document()
     summary = session.current.run.call("release_changes", document)
     log_line(say(session.messages(), "converged", detail=summary) + "\n")
-    document = {**document, "restart": changes.tools_changed}
-    root = session.current.root
     return {
         "event": "converged",
         "release": changes.release,
         "was": changes.was,
-        "release_root": root,
-        "changes": document,
+        "release_root": session.current.root,
+        "changes": {**document, "restart": changes.tools_changed},
     }
 
 

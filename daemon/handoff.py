@@ -50,7 +50,8 @@ class HandOff:
         closed its end (nothing when it ended without sending); ``TimeoutError`` after ``limit``
         seconds. The socket stays open: a daemon's starter converges the session on it
         (``request``, ``event``)."""
-        return self._line(limit)
+        line, self._received = read_line(self._kept, self._received, DOCUMENT_LIMIT, time.monotonic() + limit)
+        return line
 
     def request(self, message: dict[str, object]) -> None:
         """Send the daemon one request (``control.py``)."""
@@ -58,12 +59,8 @@ class HandOff:
 
     def event(self, limit: float) -> dict[str, object] | None:
         """The daemon's next event; None when it closed its end."""
-        line = self._line(limit)
+        line = self.receive(limit)
         return json.loads(line) if line else None
-
-    def _line(self, limit: float) -> bytes:
-        line, self._received = read_line(self._kept, self._received, DOCUMENT_LIMIT, time.monotonic() + limit)
-        return line
 
     def close(self) -> None:
         self._kept.close()

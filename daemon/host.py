@@ -26,15 +26,15 @@ import secrets
 import shutil
 import signal
 import tempfile
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import host_channel
 from .log import write as log
 from .messages import say
-from .probe import load_modules
+from .probe import EXIT_GRACE, load_modules
 from .sandbox import Confinement, Started, group_members, last_pid, start
 
 #: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
@@ -51,12 +51,10 @@ STATUS_OF_REASON = {
     "thrown": 422,
     "unsendable": 400,
     "too_large": 413,
-    "cancelled": 499,
     "crashed": 502,
     "timed_out": 504,
 }
 NOT_THE_ANSWER = "a frame that is not the host's answer to this call: the module wrote on the channel"
-EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 
 
 @dataclass
@@ -64,14 +62,8 @@ class CallOutcome:
     ok: bool
     output: str = ""
     error: str = ""
-    # for a failure: "thrown", "timed_out", "cancelled", "crashed", "too_large", "unsendable", "not_loaded"
+    # for a failure: "thrown", "timed_out", "crashed", "too_large", "unsendable"
     reason: str = ""
-
-
-@dataclass
-class LoadReport:
-    loaded: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {description, parameters}
-    failed: dict[str, str] = field(default_factory=dict)  # name -> reason
 
 
 class ModuleHost:
@@ -83,7 +75,7 @@ class ModuleHost:
         max_output: int,
         messages: dict[str, str],
         folder: str,
-        fresh: int = FRESH,
+        fresh: int,
     ) -> None:
         self.bun = bun
         self.fresh = fresh  # 0 for a single call (`beeuni tools call`): nothing to keep started
@@ -91,17 +83,19 @@ class ModuleHost:
         self.confinement = confinement
         self.max_output = max_output
         self.messages = messages
-        self.report = LoadReport()
+        self.loaded: dict[str, dict[str, Any]] = {}  # the load report: name -> {description, parameters}
+        self.failed: dict[str, str] = {}  # name -> reason
         self.folder = tempfile.mkdtemp(dir=folder)  # the processes' temporary folders
         self._fresh: deque[_Process] = deque()
         # idle processes by agent; the dict's order is the order they became idle (oldest first)
         self._idle: dict[_Process, Owner] = {}
-        self._slots: dict[Owner, asyncio.Semaphore] = {}  # bounded by the manifest's agents
+        # bounded by the manifest's agents
+        self._slots: defaultdict[Owner, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(SLOTS_PER_AGENT))
         self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
         self._stopped = False
 
-    async def start(self, limit: float) -> LoadReport:
+    async def start(self, limit: float) -> None:
         """Load every module in one probe process (``limit`` seconds per module), then start the
         fresh processes."""
         facts = await asyncio.to_thread(
@@ -109,20 +103,17 @@ class ModuleHost:
         )
         for fact in facts:
             if fact["loaded"]:
-                self.report.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
+                self.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
             else:
-                self.report.failed[fact["name"]] = fact["error"] or fact["problem"]
+                self.failed[fact["name"]] = fact["error"] or fact["problem"]
         self._keep_fresh()
-        return self.report
 
     async def call(
         self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float, agent: Owner
     ) -> CallOutcome:
         """Run ``tool`` for ``agent``, within ``timeout`` seconds from the call's arrival."""
-        module = self.modules.get(tool)
-        if module is None or tool not in self.report.loaded:
-            return CallOutcome(False, error=tool, reason="not_loaded")
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
+        module = self.modules[tool]
         call = dict(op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output)
         try:
             request = host_channel.encode(call)
@@ -131,7 +122,7 @@ class ModuleHost:
         process: _Process | None = None
         reusable = False
         try:
-            async with asyncio.timeout(timeout), self._slot(agent):
+            async with asyncio.timeout(timeout), self._slots[agent]:
                 process = await self._take(agent)
                 process.begin(tool)
                 mark = last_pid()  # what the call starts is numbered above it
@@ -163,12 +154,6 @@ class ModuleHost:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # the processes -------------------------------------------------------------------------
-
-    def _slot(self, agent: Owner) -> asyncio.Semaphore:
-        slot = self._slots.get(agent)
-        if slot is None:
-            slot = self._slots[agent] = asyncio.Semaphore(SLOTS_PER_AGENT)
-        return slot
 
     async def _take(self, agent: Owner) -> _Process:
         """An idle process of ``agent``'s, else a fresh one, else one started now — never one

@@ -80,11 +80,6 @@ const WORKER = new URL('./call_worker.ts', import.meta.url).href
 
 type Answer = { ok: true; output: Uint8Array } | { ok: false; reason: string; error: string }
 
-// A Worker started ahead of its call, so that the call does not wait for it to load.
-function warmWorker(): Worker {
-  return new Worker(WORKER)
-}
-
 // Run one call in `worker`: its answer, or how the Worker ended without one. The answer comes once
 // the Worker is told to stop (JavaScriptCore stops it at its next instruction), `closed` once its
 // realm is torn down, which takes longer than most calls: the next call does not wait for it.
@@ -116,7 +111,7 @@ function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed:
 }
 
 async function serve(first: any) {
-  let worker = warmWorker()
+  let worker = new Worker(WORKER) // started ahead of its call, so that the call does not wait for it to load
   let tearingDown: Promise<void> = Promise.resolve() // the call before's Worker: one at a time
   for (let request = first; ; request = receive()) {
     if (request?.op !== 'call') {
@@ -125,7 +120,7 @@ async function serve(first: any) {
     }
     process.chdir(request.cwd) // a module's chdir in the call before does not move this one
     const call = runIn(worker, request)
-    worker = warmWorker() // the next call's, loading while this one runs
+    worker = new Worker(WORKER) // the next call's, loading while this one runs
     const answer = await call.answer
     if (answer.ok) {
       send({ op: 'result', id: request.id, ok: true })

@@ -24,20 +24,13 @@ class HostAllowList:
         self.refusal = refusal  # the answer's text for a foreign host (from the rules)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not _addressed_to_us(scope):
+        if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-            body = json.dumps({"error": self.refusal(given)}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 400, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-            return
+            server = scope.get("server")
+            if not server or given.lower() not in {f"{name}:{server[1]}" for name in LOCAL_NAMES}:
+                body = json.dumps({"error": self.refusal(given)}).encode()
+                headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+                await send({"type": "http.response.start", "status": 400, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
         await self.app(scope, receive, send)
-
-
-def _addressed_to_us(scope: Scope) -> bool:
-    server = scope.get("server")
-    if not server:
-        return False
-    port = server[1]
-    host = dict(scope["headers"]).get(b"host", b"").decode("latin-1").lower()
-    return host in {f"{name}:{port}" for name in LOCAL_NAMES}

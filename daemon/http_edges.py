@@ -42,7 +42,6 @@ from .messages import say
 
 MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
 MAX_HEADERS = 100  # headers of one request
-READ_TIMEOUT = 30.0  # seconds a request may take to arrive, head and body (`beeuni daemon --read-timeout`)
 UNPROVEN_MAX = 256  # connections that have not presented the token
 LINGER = 2.0  # seconds a refused connection is read (and dropped) before it is closed
 DESCRIPTORS_WANTED = 65536  # the soft limit asked for when the hard one is unlimited

@@ -27,6 +27,7 @@ class Log:
         self.dropped_note: Callable[[int], str] = lambda count: f"[log] {count}\n"
 
     def write(self, text: str) -> None:
+        """Log ``text`` (whole lines, newline included) without waiting for stderr."""
         data = text.encode("utf-8", errors="replace")
         with self._ready:
             if self._size + len(data) > MAX_BUFFERED:
@@ -39,10 +40,10 @@ class Log:
                 self._thread.start()
             self._ready.notify_all()
 
-    def flush(self, limit: float = FLUSH_LIMIT) -> None:
-        """Wait until everything taken in is written, or ``limit`` seconds (at exit: a stderr
-        nobody reads must not keep the daemon from ending)."""
-        deadline = time.monotonic() + limit
+    def flush(self) -> None:
+        """Wait until everything taken in is written, or ``FLUSH_LIMIT`` seconds (at exit: a
+        stderr nobody reads must not keep the daemon from ending)."""
+        deadline = time.monotonic() + FLUSH_LIMIT
         with self._ready:
             while self._size and (left := deadline - time.monotonic()) > 0:
                 self._ready.wait(left)
@@ -60,21 +61,13 @@ class Log:
             if dropped:
                 data += self.dropped_note(dropped).encode()
             with contextlib.suppress(OSError):  # stderr is gone: the lines are lost, the daemon goes on
-                _write_all(fd, data)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             with self._ready:
                 self._size -= sum(len(line) for line in taken)
                 self._ready.notify_all()
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 log = Log()
-
-
-def write(text: str) -> None:
-    """Log ``text`` (whole lines, newline included) without waiting for stderr."""
-    log.write(text)
+write = log.write

@@ -13,3 +13,11 @@ def say(messages: dict[str, str], key: str, **fields: str) -> str:
     name, a path, a reason, a line a module printed): shown escaped, it cannot split the answer or
     forge a log line."""
     return messages[key].format_map(defaultdict(str, {name: printable(value) for name, value in fields.items()}))
+
+
+def rules_texts(rules: str | None) -> dict[str, str]:
+    """The daemon's texts of the rules folder ``rules``, before any tool set is resolved (to
+    refuse a start)."""
+    from ..engine.project import rules_only
+
+    return dict(rules_only(rules).output("DAEMON_MESSAGES"))

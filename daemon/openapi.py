@@ -90,7 +90,7 @@ SCHEMAS: dict[str, Any] = {
 
 
 def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
-    served = sorted(loaded.host.report.loaded)
+    served = sorted(loaded.host.loaded)
     name = {
         "name": "name",
         "in": "path",

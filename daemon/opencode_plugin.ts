@@ -85,9 +85,7 @@ export const BeeuniTools = async () => {
   let z: any = null
   try {
     z = (await import('@opencode-ai/plugin')).tool.schema
-  } catch {
-    z = null
-  }
+  } catch {}
   // without zod the schemas cannot be carried exactly: the daemon logs it once, with what to do
   const listing = `${connection.url}/beeuni/tools?all=true${z ? '' : '&without_zod=true'}`
   const listed = await (await post(listing, { headers: auth })).json()

@@ -39,16 +39,15 @@ class SpillFolder:
             self._total -= size
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-        handle, path = tempfile.mkstemp(prefix=f"{tool}-", suffix=".txt", dir=self.path)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+        path = _new_file(data, f"{tool}-", self.path)
         self._files.append((path, len(data)))
         self._total += len(data)
         return path
 
 
-def _store_in_temp(data: bytes, tool: str) -> str:
-    handle, path = tempfile.mkstemp(prefix=f"beeuni-output-{tool}-", suffix=".txt")
+def _new_file(data: bytes, prefix: str, folder: str | None) -> str:
+    """A new file holding ``data``, readable by its owner only (as ``mkstemp`` makes it)."""
+    handle, path = tempfile.mkstemp(prefix=prefix, suffix=".txt", dir=folder)
     with os.fdopen(handle, "wb") as out:
         out.write(data)
     return path
@@ -64,7 +63,7 @@ def limit_output(output: str, tool: str, note: str, folder: SpillFolder | None =
     lines = output.count("\n") + (0 if output.endswith("\n") or not output else 1)
     if len(data) <= MAX_BYTES and lines <= MAX_LINES:
         return {"output": output, "truncated": False}
-    path = folder.store(data, tool) if folder is not None else _store_in_temp(data, tool)
+    path = folder.store(data, tool) if folder is not None else _new_file(data, f"beeuni-output-{tool}-", None)
     # The whole answer, note included, stays within both limits: a harness that cuts at the same
     # limits (opencode does) hands the model the note too.
     told = "\n\n" + note.format_map(defaultdict(str, size=len(data), lines=lines, path=printable(path)))

@@ -62,8 +62,8 @@ def remove_stale_folders(parent: str) -> None:
 class PrivateFolder:
     """One daemon's private folder (or one ``beeuni tools call``'s)."""
 
-    def __init__(self, parent: str | None = None) -> None:
-        parent = parent or tempfile.gettempdir()
+    def __init__(self) -> None:
+        parent = tempfile.gettempdir()
         remove_stale_folders(parent)
         pid = os.getpid()
         self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{start_time(pid) or 0}-", dir=parent)

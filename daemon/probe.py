@@ -48,7 +48,7 @@ def probe_modules(
     folder = tempfile.mkdtemp(prefix="beeuni-probe-")
     try:
         confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()], work=folder)
-        facts = _probe_all(bun, modules, confinement, limit, folder, opencode, probed)
+        facts = load_modules(bun, modules, confinement, limit, folder, opencode, probed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for fact in facts:
@@ -60,28 +60,23 @@ def probe_modules(
 
 
 def load_modules(
-    bun: str, modules: list[tuple[str, str]], confinement: Confinement, limit: float, folder: str
-) -> list[dict[str, Any]]:
-    """The daemon's load: each module's fact, its temporary folders made inside ``folder``."""
-    return _probe_all(bun, modules, confinement, limit, folder, None)
-
-
-def _probe_all(
     bun: str,
     modules: list[tuple[str, str]],
     confinement: Confinement,
     limit: float,
     folder: str,
-    opencode: dict[str, Any] | None,
+    opencode: dict[str, Any] | None = None,
     probed: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Each module's fact, in the given order, its processes' temporary folders made inside
+    ``folder`` (the daemon's load, and ``probe_modules``)."""
     found: dict[str, dict[str, Any]] = {}
     pending = list(modules)
     while pending:
         own = tempfile.mkdtemp(dir=folder)
         try:
-            for name, fact in _probe_run(bun, pending, confinement, limit, own, opencode, probed):
-                found[name] = fact
+            for fact in _probe_run(bun, pending, confinement, limit, own, opencode, probed):
+                found[fact["name"]] = fact
         finally:
             shutil.rmtree(own, ignore_errors=True)
         pending = [(name, path) for name, path in pending if name not in found]
@@ -118,27 +113,25 @@ def _probe_run(
     folder: str,
     opencode: dict[str, Any] | None,
     probed: Callable[[int], None] | None,
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[dict[str, Any]]:
     """One Bun process over ``pending``: what it reported before it finished, stopped or was
     killed — at least one module's fact, so the caller always progresses (``probed`` is told of
     each module Bun reported on)."""
     started = start(bun, confinement, folder, subprocess.DEVNULL)  # what modules print at import is no diagnostic
     process, channel = started.process, started.channel
     entries = [{"name": name, "module": path} for name, path in pending]
-    request: dict[str, Any] = {"op": "probe", "tools": entries}
-    if opencode is not None:
-        request["opencode"] = opencode
-    results: list[tuple[str, dict[str, Any]]] = []
+    request = {"op": "probe", "tools": entries, "opencode": opencode}
+    results: list[dict[str, Any]] = []
     current: str | None = None
     deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
     selector = selectors.DefaultSelector()
     buffer = b""
 
-    def stopped(problem: str, error: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    def stopped(problem: str, error: str | None = None) -> list[dict[str, Any]]:
         if current is not None:
-            results.append((current, _fact(current, problem, error)))
+            results.append(_fact(current, problem, error))
         elif not results:
-            results.append((pending[0][0], _fact(pending[0][0], problem, error)))
+            results.append(_fact(pending[0][0], problem, error))
         return results
 
     try:
@@ -162,17 +155,13 @@ def _probe_run(
                     deadline = time.monotonic() + limit
                 elif message.get("op") == "probed" and current is not None and message.get("name") == current:
                     if message.get("ok"):
+                        description = str(message.get("description", ""))
                         fact = _fact(
-                            current,
-                            None,
-                            None,
-                            str(message.get("description", "")),
-                            message.get("parameters"),
-                            message.get("exports"),
+                            current, None, None, description, message.get("parameters"), message.get("exports")
                         )
                     else:
                         fact = _fact(current, "error", str(message.get("error")))
-                    results.append((current, fact))
+                    results.append(fact)
                     current = None
                     if probed is not None:
                         probed(1)
@@ -198,14 +187,11 @@ def _exit_status(process: subprocess.Popen[bytes]) -> int:
 
 
 def schema_problem(parameters: Any) -> str | None:
-    """Why ``parameters`` is not a valid JSON Schema (checked against the metaschema its
-    ``$schema`` names, draft 2020-12 by default), or None."""
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import Draft202012Validator, validator_for
+    """Why ``parameters`` is not a valid JSON Schema (as the daemon's load says it), or None."""
+    from .arguments import InvalidSchema, validator_of
 
     try:
-        validator_for(parameters, default=Draft202012Validator).check_schema(parameters)
-    except SchemaError as err:
-        where = "/".join(str(part) for part in err.absolute_path)
-        return f"{err.message}" + (f" (at `{where}`)" if where else "")
+        validator_of(parameters)
+    except InvalidSchema as invalid:
+        return str(invalid)
     return None

@@ -61,10 +61,9 @@ BUNFIG = "bunfig.toml"  # the empty configuration Bun is given
 @dataclass(frozen=True)
 class Confinement:
     """What every module process of a session may open; ``abi`` 0 means Landlock is missing
-    (``missing`` says why) and processes run with the scrubbed environment only."""
+    (``landlock_missing`` says why) and processes run with the scrubbed environment only."""
 
     abi: int
-    missing: str
     read: tuple[str, ...]
     workspace: str  # read and written, but for `hidden` (neither) and `protected` (read only)
     hidden: tuple[str, ...]
@@ -116,7 +115,6 @@ def confinement_for(
     inside the folder ``release`` when it serves one; ``hidden`` the paths a module must never
     open even inside the ``workspace``, ``protected`` those it may only read; ``work`` the host's
     working folder (an empty ``bunfig.toml`` is made there, for Bun's ``--config``)."""
-    version, missing = landlock_missing()
     read = set(SYSTEM_READ)
     read.add(os.path.dirname(os.path.realpath(bun)))
     read.add(os.path.dirname(os.path.realpath(HOST_SCRIPT)))
@@ -133,7 +131,7 @@ def confinement_for(
         read.update(_node_modules_above(root))
     with open(os.path.join(work, BUNFIG), "w"):
         pass
-    return Confinement(version, missing, tuple(sorted(read)), root, _real(hidden), _real(protected), work)
+    return Confinement(landlock_missing()[0], tuple(sorted(read)), root, _real(hidden), _real(protected), work)
 
 
 def _real(paths: Iterable[str]) -> tuple[str, ...]:

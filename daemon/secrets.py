@@ -64,9 +64,10 @@ class SecretStore:
                 self._cache = (stamp, json.load(handle))
         return dict(self._cache[1])
 
-    def update(self, change: Callable[[dict[str, str]], dict[str, str]]) -> None:
+    def update(self, change: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, str]:
         """Replace the secrets by ``change`` of them, holding the store's lock from the read to
-        the (atomic) write: a change made meanwhile by another process is never overwritten."""
+        the (atomic) write: a change made meanwhile by another process is never overwritten. The
+        secrets as they were before the change."""
         descriptor = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
@@ -77,21 +78,14 @@ class SecretStore:
                 write_private(self.path, json.dumps(changed, sort_keys=True).encode())
         finally:
             os.close(descriptor)  # closing releases the lock
+        return current
 
     def set(self, name: str, value: str) -> None:
         self.update(lambda secrets: {**secrets, name: value})
 
     def remove(self, name: str) -> bool:
         """Remove a secret; whether it was there."""
-        found = False
-
-        def without(secrets: dict[str, str]) -> dict[str, str]:
-            nonlocal found
-            found = secrets.pop(name, None) is not None
-            return secrets
-
-        self.update(without)
-        return found
+        return name in self.update(lambda secrets: {key: value for key, value in secrets.items() if key != name})
 
     def names(self) -> list[str]:
         return sorted(self._read())

@@ -15,21 +15,17 @@ import socket
 import uvicorn
 
 from ..engine.lang import RulesError
-from ..engine.project import rules_only
-from .app import DEFAULT_MAX_BODY, create_app
+from .app import create_app
 from .changes import SHORT
 from .control import serve_starter
 from .handoff import NotASocket, starters_socket
-from .host import DEFAULT_MAX_OUTPUT
-from .http_edges import READ_TIMEOUT, Edges, protocol_for, unproven_bound
+from .http_edges import Edges, protocol_for, unproven_bound
 from .log import log
 from .log import write as log_line
-from .messages import say
+from .messages import rules_texts, say
 from .plugin import PluginRefused, write_plugin
 from .ptrace_guard import memory_unguarded
 from .session import Session, StartRefused
-
-DEFAULT_TIMEOUT = 300.0
 
 
 def serve(
@@ -41,13 +37,13 @@ def serve(
     port: int,
     opencode_dir: str | None,
     connection_fd: int | None,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_body: int = DEFAULT_MAX_BODY,
-    spill_dir: str | None = None,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    require_confinement: bool = False,
-    release: str | None = None,
-    read_timeout: float = READ_TIMEOUT,
+    timeout: float,
+    max_body: int,
+    spill_dir: str | None,
+    max_output: int,
+    require_confinement: bool,
+    release: str | None,
+    read_timeout: float,
 ) -> int:
     session = Session(
         path,
@@ -62,10 +58,10 @@ def serve(
     )
     try:  # before anything starts: a daemon nobody can call is not started
         if connection_fd is None:
-            return _refused(say(_texts(rules), "no_connection_fd"))
+            return _refused(say(rules_texts(rules), "no_connection_fd"))
         starter = starters_socket(connection_fd)
     except NotASocket:
-        return _refused(say(_texts(rules), "connection_fd_not_socket", detail=str(connection_fd)))
+        return _refused(say(rules_texts(rules), "connection_fd_not_socket", detail=str(connection_fd)))
     # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets that say so, and without
     # it every answer on a kept-alive connection waits ~40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -143,10 +139,6 @@ async def _stop(session: Session, starter: socket.socket, code: int) -> int:
     starter.close()  # closed unsent: the starter reads the end of it
     await session.stop()
     return code
-
-
-def _texts(rules: str | None) -> dict[str, str]:
-    return dict(rules_only(rules).output("DAEMON_MESSAGES"))
 
 
 def _refused(message: str) -> int:

@@ -30,7 +30,7 @@ from ..engine.project import ProjectRun, load_rules, locate, rules_folder
 from ..engine.release.git_index import Release
 from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ..engine.resolve import resolve
-from ..engine.resolved import ResolvedToolSet
+from ..engine.resolved import Diagnostic, ResolvedToolSet
 from . import strict_json, syscall_filter
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .changes import Changes, changes_between
@@ -39,7 +39,7 @@ from .grants import Grants
 from .host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
 from .log import log
 from .log import write as log_line
-from .messages import say
+from .messages import rules_texts, say
 from .private import PrivateFolder
 from .sandbox import confinement_for, landlock_missing
 from .schema_offer import uncarried
@@ -143,12 +143,6 @@ class Session:
             return self.rules
         return os.path.join(snapshot.folder, os.path.relpath(inside, self.top))
 
-    def _texts(self) -> dict[str, str]:
-        """The rules' texts of the daemon before any tool set is resolved (a refusal)."""
-        from ..engine.project import rules_only
-
-        return dict(rules_only(self.rules).output("DAEMON_MESSAGES"))
-
     def _resolve(self, snapshot: Snapshot | None) -> tuple[ResolvedToolSet, ProjectRun]:
         root = snapshot.root if snapshot is not None else self.repo.root
         run = ProjectRun(Repository(root), self.manifest, load_rules(self._rules_of(snapshot)))
@@ -197,7 +191,7 @@ class Session:
         except BaseException as err:
             self.private.remove()
             if isinstance(err, ReleaseError):
-                raise StartRefused(say(self._texts(), err.key, detail=err.detail)) from None
+                raise StartRefused(say(rules_texts(self.rules), err.key, detail=err.detail)) from None
             if isinstance(err, UnknownHarness):
                 raise StartRefused(str(err)) from None
             raise
@@ -205,8 +199,9 @@ class Session:
         if self.current.snapshot is not None and self.current.snapshot.commit is None:  # said once
             said = "serving_folder" if self.git is None else "serving_uncommitted"
             log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
-        if resolved.errors:
-            self._log_errors(resolved)
+        for d in resolved.diagnostics:
+            if d.severity == "error":
+                log_line(_error_line(d) + "\n")
 
     async def _generation(self, release: str | None) -> Generation:
         assert self.private is not None
@@ -252,15 +247,15 @@ class Session:
         host = ModuleHost(
             self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
         )
-        report = await host.start(self.timeout)
-        validators, failed = self._validators(resolved, report.loaded)
+        await host.start(self.timeout)
+        validators, failed = self._validators(resolved, host.loaded)
         failed.update(not_released)
-        failed.update(_shown(report.failed, snapshot))
+        failed.update(_shown(host.failed, snapshot))
         if failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {printable(name)}: {printable(reason)}" for name, reason in sorted(failed.items())]
             log_line("\n".join(lines) + "\n")
-        self._log_uncarried(resolved, run, {name: report.loaded[name] for name in validators})
+        self._log_uncarried(resolved, run, {name: host.loaded[name] for name in validators})
         return Generation(
             snapshot,
             run,
@@ -339,11 +334,6 @@ class Session:
                 detail = run.call("carry_problem", problem)
                 log_line(say(resolved.messages, "not_carried", tool=name, detail=detail) + "\n")
 
-    def _log_errors(self, resolved: ResolvedToolSet) -> None:
-        for d in resolved.diagnostics:
-            if d.severity == "error":
-                log_line(f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}\n")
-
     async def stop(self) -> None:
         if self.current is not None:
             await self.current.host.stop()
@@ -362,9 +352,7 @@ class Session:
             first_error = next((d for d in new.resolved.diagnostics if d.severity == "error"), None)
             if first_error is not None:  # a running session never moves to a release that does not validate
                 await self._retire(new)
-                where = f"{first_error.file}:{first_error.line}:{first_error.column}"
-                line = f"{where}: error[{first_error.rule}] {first_error.message}"
-                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=line))
+                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=_error_line(first_error)))
             changes = await asyncio.to_thread(changes_between, old, new)
             self.current = new
             if old.calls == 0:
@@ -399,14 +387,13 @@ class Session:
         names = generation.grants.view(name, parent)
         if names is None:
             raise CallRefused(403, say(generation.resolved.messages, "not_delegating", agent=str(parent)))
-        served = generation.validators
-        found = generation.visible[key] = [tool for tool in names if tool in served]
+        found = generation.visible[key] = [tool for tool in names if tool in generation.validators]
         return found
 
     def offered(self, agent: str | None, parent: str | None, everything: bool) -> list[dict[str, Any]]:
         assert self.current is not None
         generation = self.current
-        served = generation.host.report.loaded
+        served = generation.host.loaded
         names = list(generation.validators) if everything else self.visible(generation, agent, parent)
         return [{"name": name, **served[name]} for name in names]
 
@@ -448,7 +435,7 @@ class Session:
         """``tool`` as the daemon's listing shows it to ``agent``: name, description, parameters."""
         assert self.current is not None
         self._check_offered(self.current, tool, agent or self.agent, None)
-        return {"name": tool, **self.current.host.report.loaded[tool]}
+        return {"name": tool, **self.current.host.loaded[tool]}
 
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
         generation = self.current
@@ -509,8 +496,6 @@ class Session:
         messages = self.messages()
         if outcome.reason == "timed_out":
             return 504, say(messages, "timed_out", tool=tool, agent=agent or self.agent, detail=f"{self.timeout:g}")
-        if outcome.reason == "not_loaded":
-            return 404, say(messages, "not_loaded", tool=tool)
         return STATUS_OF_REASON.get(outcome.reason, 500), outcome.error
 
     def messages(self) -> dict[str, str]:
@@ -531,6 +516,10 @@ class Session:
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+
+
+def _error_line(d: Diagnostic) -> str:
+    return f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}"
 
 
 def _declared(generation: Generation, name: str) -> str | None:

@@ -63,10 +63,10 @@ class TooDeep(ValueError):
     """The body nests deeper than the limit."""
 
 
-def parse(body: bytes, max_depth: int = MAX_DEPTH) -> Any:
+def parse(body: bytes) -> Any:
     """The JSON value of ``body``. Raises ``TooDeep``, ``NotStrict`` (``Inexact`` for an
     integer), or ``ValueError`` (not JSON, or not UTF-8) with the parser's reason."""
-    if depth_exceeds(body, max_depth):
+    if depth_exceeds(body, MAX_DEPTH):
         raise TooDeep()
     try:
         return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_exact_int)
