@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import hints
 from .builtins import BUILTINS
 from .errors import Findings, Problem
+from .scopes import parts, rule_parts
 from .similar import suggest
 from .types import check_types
 
@@ -157,16 +158,8 @@ class _NameChecker:
                 self.found.add(node, f"function `{node['name']}` names a parameter twice", self.file)
             self.expr(node["body"], frozenset(params))
         else:
-            scope: frozenset[str] = frozenset()
-            for step in node["steps"]:
-                self.expr(step.get("iter", step.get("expr")), scope)
-                if step["t"] == "for":
-                    scope = scope | set(step["vars"])
-                elif step["t"] == "let_clause":
-                    scope = scope | {step["name"]}
-            for kind, (_, form) in CLAUSES.items():
-                if form == "expr":
-                    self.expr(node[kind], scope)
+            for holder, key, scope in rule_parts(node):
+                self.expr(holder[key], scope)
             self.used_by_rules |= self.uses
             if isinstance(node["doc"], dict):  # a template, rendered without a manifest: no variables
                 self.uses = set()
@@ -182,25 +175,13 @@ class _NameChecker:
                 self.expr(item, scope)
         if not isinstance(node, dict):
             return
-        kind = node["t"]
-        if kind == "name":
+        if node["t"] == "name":
             self.name(node, scope)
-        elif kind == "comp":
-            self.expr(node["iter"], scope)
-            inner = scope | set(node["vars"])
-            self.expr(node["element"], inner)
-            self.expr(node["cond"], inner)
-        elif kind == "block":
-            for name, value in node["lets"]:
-                self.expr(value, scope)
-                scope = scope | {name}
-            self.expr(node["expr"], scope)
-        else:
-            if kind == "call":
-                self.call(node)
-            for key, value in node.items():
-                if key != "pos":
-                    self.expr(value, scope)
+            return
+        if node["t"] == "call":
+            self.call(node)
+        for holder, key, inner in parts(node, scope):
+            self.expr(holder[key], inner)
 
     def name(self, node: Node, scope: frozenset[str]) -> None:
         name = node["name"]

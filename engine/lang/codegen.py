@@ -36,8 +36,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .builtins import BUILTINS
-from .hoist import free_names, hoist
+from .hoist import hoist
 from .indexes import EQUAL, FALSE, IN, NOT_IN, TRUE, UNEQUAL
+from .scopes import free_names
 from .values import ENTRY, ITEM, OBJECT, SHORT_LIST
 
 #: what a diagnostic takes: the tuple the rule yields, the engine's object, its texts
