@@ -768,18 +768,14 @@ def _varying(program: Node) -> set[str]:
     """The lets whose value can differ from one manifest to another: those that read a fact,
     themselves or through the functions they call or the lets they read."""
     lets, fns = program["lets"], program["fns"]
-    used = {name: free_names(node["expr"]) for name, node in lets.items()}
-    called = {name: free_names(node["body"]) for name, node in fns.items()}
-
-    def through(calls: set[str], seen: set[str]) -> set[str]:
-        names: set[str] = set()
-        for name in calls - seen:
-            seen.add(name)
-            names |= called[name][0] - set(fns[name]["params"]) | through(called[name][1] & set(fns), seen)
-        return names
-
-    reads = {name: names | through(calls & set(fns), set()) for name, (names, calls) in used.items()}
-    facts = {name for names in reads.values() for name in names if name not in lets}
+    reads: dict[str, set[str]] = {}  # each let's and function's top-level names and functions
+    for name, node in lets.items():
+        names, calls = free_names(node["expr"])
+        reads[name] = names | (calls & fns.keys())
+    for name, node in fns.items():
+        names, calls = free_names(node["body"])
+        reads[name] = names - set(node["params"]) | (calls & fns.keys())
+    facts = {name for names in reads.values() for name in names if name not in lets and name not in fns}
     return _spread(facts, reads) & set(lets)
 
 
