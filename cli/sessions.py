@@ -43,7 +43,7 @@ PUBLIC_FIELDS = ("id", "agent", "model", "prompt", "created", "status", "release
 def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, model: str | None, wait: bool) -> int:
     run = open_project(path, rules)
     texts = SessionTexts(run)
-    if model is not None and not texts.model_ok(model):
+    if model is not None and not run.call("session_model_ok", model):
         raise UsageError(texts.message("model_format", detail=printable(model)))
     request = _request(run, rules, texts, prompt, agent or texts.session_agent, model)
     return _turn(request, texts, wait)
