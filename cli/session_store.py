@@ -94,9 +94,6 @@ class SessionStore:
             if entry.endswith(RECORD_SUFFIX) and not entry.endswith(EXPORT_SUFFIX) and not entry.startswith(".")
         ]
 
-    def has(self, session_id: str) -> bool:
-        return session_id in self.ids()
-
     def write(self, record: dict[str, Any]) -> None:
         path = os.path.join(self.folder, str(record["id"]) + RECORD_SUFFIX)
         write_private(path, json.dumps(record, indent=2, sort_keys=True).encode())
@@ -104,7 +101,7 @@ class SessionStore:
     def read(self, session_id: str, suffix: str = RECORD_SUFFIX) -> dict[str, Any] | None:
         """beeuni's record of a session, or with ``EXPORT_SUFFIX`` opencode's (None for an id it
         does not keep, or a broken file)."""
-        if not self.has(session_id):
+        if session_id not in self.ids():  # nor a path elsewhere
             return None
         try:
             with open(os.path.join(self.folder, session_id + suffix), encoding="utf-8") as handle:
