@@ -52,12 +52,9 @@ class SessionStore:
         opencode installs the plugin's package), so that two sessions starting at once do not
         write it together."""
         descriptor = os.open(os.path.join(self.folder, ".start.lock"), os.O_WRONLY | os.O_CREAT, 0o600)
-        with os.fdopen(descriptor, "w") as lock:
+        with os.fdopen(descriptor, "w") as lock:  # closing it (no child inherits it) releases the lock
             fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+            yield
 
     def open_log(self, name: str, session_id: str, append: bool = False) -> IO[bytes]:
         """A new log file (or, for a later turn, the session's, appended to), readable by its owner
