@@ -30,9 +30,6 @@ class _DroppingPipe(io.RawIOBase):
     def fileno(self) -> int:
         return self._fd
 
-    def isatty(self) -> bool:
-        return os.isatty(self._fd)
-
     def write(self, data: ReadableBuffer) -> int:
         if not self._gone:
             try:

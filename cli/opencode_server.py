@@ -27,25 +27,16 @@ REQUEST_LIMIT = 60.0
 USERNAME = "opencode"
 
 
-class OpencodeMissing(Exception):
-    """opencode is not on PATH, nor where ``BEEUNI_OPENCODE`` says."""
-
-
 class OpencodeError(Exception):
     """opencode's server did not answer, or answered with an error."""
 
 
-def find_opencode() -> str:
-    """opencode from the environment (``BEEUNI_OPENCODE``) or on PATH."""
+def find_opencode() -> str | None:
+    """opencode from the environment (``BEEUNI_OPENCODE``) or on PATH; None when it is not there."""
     configured = os.environ.get("BEEUNI_OPENCODE")
     if configured:
-        if not os.access(configured, os.X_OK):
-            raise OpencodeMissing()
-        return configured
-    found = shutil.which("opencode")
-    if found is None:
-        raise OpencodeMissing()
-    return found
+        return configured if os.access(configured, os.X_OK) else None
+    return shutil.which("opencode")
 
 
 @dataclass(frozen=True)

@@ -34,19 +34,14 @@ class ControlServer:
     """The runner's side: answers each request with ``converge(release)``, in a thread."""
 
     def __init__(self, converge: Callable[[str | None], dict[str, Any]]) -> None:
-        self.name = f"beeuni-session-{secrets.token_hex(12)}"
-        self.key = secrets.token_urlsafe(24)
+        name = f"beeuni-session-{secrets.token_hex(12)}"
+        self._key = secrets.token_urlsafe(24)
+        self.address = {"socket": name, "key": self._key}  # what the record keeps while the turn runs
         self._converge = converge
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind("\0" + self.name)
+        self._listener.bind("\0" + name)
         self._listener.listen(4)
-        self._thread = threading.Thread(target=self._serve, name="beeuni-session-control", daemon=True)
-        self._thread.start()
-
-    @property
-    def address(self) -> dict[str, str]:
-        """What the record keeps while the turn runs."""
-        return {"socket": self.name, "key": self.key}
+        threading.Thread(target=self._serve, name="beeuni-session-control", daemon=True).start()
 
     def _serve(self) -> None:
         while True:
@@ -59,7 +54,7 @@ class ControlServer:
                     request = json.loads(_line(connection, REQUEST_LIMIT))
                 except (OSError, ValueError):
                     continue
-                if not isinstance(request, dict) or not secrets.compare_digest(str(request.get("key")), self.key):
+                if not isinstance(request, dict) or not secrets.compare_digest(str(request.get("key")), self._key):
                     continue  # no answer for who does not hold the key
                 release = request.get("release")
                 answer = self._converge(release if isinstance(release, str) else None)

@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 from ..engine.printable import printable
-from .session_runner import error_message
 from .session_texts import SessionTexts
 
 #: how much of the end of opencode's saved output is searched for the daemon's note
@@ -42,6 +41,16 @@ def _message(message: dict[str, Any], spilled_note: str) -> dict[str, Any]:
         "error": error_message(info["error"]) if info.get("error") else None,
         "parts": parts,
     }
+
+
+def error_message(error: Any) -> str:
+    """An opencode message's error (``{name, data: {message}}``) in words."""
+    if isinstance(error, dict):
+        data = error.get("data")
+        if isinstance(data, dict) and data.get("message"):
+            return str(data["message"])
+        return str(error.get("name") or json.dumps(error))
+    return str(error)
 
 
 def _model_of(info: dict[str, Any]) -> str | None:
@@ -77,13 +86,18 @@ def _spilled(output: str, metadata: Any, note: str) -> str | None:
     if not isinstance(saved, str) or not saved:
         return None
     try:
-        with open(saved, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - NOTE_WINDOW))
-            end = handle.read().decode("utf-8", "replace")
+        end = file_end(saved, NOTE_WINDOW)
     except OSError:
         return saved
     return spill_path(end, note) or saved
+
+
+def file_end(path: str, size: int) -> str:
+    """The last ``size`` bytes of the file at ``path``, as text."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, handle.tell() - size))
+        return handle.read().decode("utf-8", "replace")
 
 
 def spill_path(output: str, note: str) -> str | None:

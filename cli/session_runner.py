@@ -35,6 +35,7 @@ from .opencode_server import OpencodeError, OpencodeServer
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
 from .release_compare import differing
 from .session_control import ControlServer
+from .session_log import error_message, file_end
 from .session_store import LOG_NAMES, SessionStore
 from .session_texts import SessionTexts
 
@@ -275,7 +276,11 @@ def _daemon_connection(hand_off: HandOff, daemon: subprocess.Popen[bytes], texts
     with contextlib.suppress(subprocess.TimeoutExpired):
         daemon.wait(timeout=5)  # it closed its end: it is ending
     status = 2 if daemon.returncode == 2 else 1
-    raise SessionRefused(texts.message("daemon_failed", detail=_tail(log)), status)
+    try:
+        quoted = file_end(log, LOG_TAIL).strip()
+    except OSError:
+        quoted = ""
+    raise SessionRefused(texts.message("daemon_failed", detail=quoted), status)
 
 
 def _check_model(request: SessionRequest, texts: SessionTexts, server: OpencodeServer) -> str | None:
@@ -336,16 +341,6 @@ def _prompt(request: SessionRequest, server: OpencodeServer, session_id: str, mo
     return Outcome("completed", answer=text)
 
 
-def error_message(error: Any) -> str:
-    """An opencode message's error (``{name, data: {message}}``) in words."""
-    if isinstance(error, dict):
-        data = error.get("data")
-        if isinstance(data, dict) and data.get("message"):
-            return str(data["message"])
-        return str(error.get("name") or json.dumps(error))
-    return str(error)
-
-
 def _keep_records(store: SessionStore, server: OpencodeServer, record: dict[str, Any], outcome: Outcome) -> None:
     """opencode's records of the session (aborted first when it was interrupted), and beeuni's
     record with how it ended."""
@@ -369,13 +364,3 @@ def _model_used(export: dict[str, Any] | None) -> str | None:
         if info.get("role") == "assistant" and info.get("providerID") and info.get("modelID"):
             return f"{info['providerID']}/{info['modelID']}"
     return None
-
-
-def _tail(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - LOG_TAIL))
-            return handle.read().decode("utf-8", "replace").strip()
-    except OSError:
-        return ""

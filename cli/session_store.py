@@ -52,12 +52,9 @@ class SessionStore:
         opencode installs the plugin's package), so that two sessions starting at once do not
         write it together."""
         descriptor = os.open(os.path.join(self.folder, ".start.lock"), os.O_WRONLY | os.O_CREAT, 0o600)
-        with os.fdopen(descriptor, "w") as lock:
+        with os.fdopen(descriptor, "w") as lock:  # closing it (no child inherits it) releases the lock
             fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+            yield
 
     def open_log(self, name: str, session_id: str, append: bool = False) -> IO[bytes]:
         """A new log file (or, for a later turn, the session's, appended to), readable by its owner
@@ -94,9 +91,6 @@ class SessionStore:
             if entry.endswith(RECORD_SUFFIX) and not entry.endswith(EXPORT_SUFFIX) and not entry.startswith(".")
         ]
 
-    def has(self, session_id: str) -> bool:
-        return session_id in self.ids()
-
     def write(self, record: dict[str, Any]) -> None:
         path = os.path.join(self.folder, str(record["id"]) + RECORD_SUFFIX)
         write_private(path, json.dumps(record, indent=2, sort_keys=True).encode())
@@ -104,7 +98,7 @@ class SessionStore:
     def read(self, session_id: str, suffix: str = RECORD_SUFFIX) -> dict[str, Any] | None:
         """beeuni's record of a session, or with ``EXPORT_SUFFIX`` opencode's (None for an id it
         does not keep, or a broken file)."""
-        if not self.has(session_id):
+        if session_id not in self.ids():  # nor a path elsewhere
             return None
         try:
             with open(os.path.join(self.folder, session_id + suffix), encoding="utf-8") as handle:

@@ -30,7 +30,6 @@ class SessionTexts:
             missing.append("session_model_ok")
         if missing:
             raise UsageError(f"the rules define no {', '.join(missing)}, which `beeuni sessions` reads")
-        self._run = run
         self.session_agent = text(run.output("SESSION_AGENT"))
         self._messages = {str(key): text(value) for key, value in run.output("SESSION_MESSAGES").items()}
         self._exempt = [
@@ -45,9 +44,6 @@ class SessionTexts:
     def message(self, key: str, **blanks: Any) -> str:
         """The template ``key`` with its blanks filled in (a blank not given stays empty)."""
         return self._messages[key].format_map(defaultdict(str, blanks))
-
-    def model_ok(self, model: str) -> bool:
-        return bool(self._run.call("session_model_ok", model))
 
     def needs_no_configuration(self, provider: dict[str, Any]) -> bool:
         """Whether opencode offers this provider without the user configuring anything."""

@@ -26,7 +26,7 @@ from ..engine.printable import printable
 from ..engine.project import ProjectRun, open_project, rules_only
 from ..engine.release.snapshot import ReleaseError, commit_of
 from .commands import failure_message
-from .opencode_server import OpencodeError, OpencodeMissing, OpencodeServer, find_opencode
+from .opencode_server import OpencodeError, OpencodeServer, find_opencode
 from .session_control import ask
 from .session_log import log_lines, messages_of, started
 from .session_runner import Outcome, SessionRefused, SessionRequest, run_session
@@ -43,7 +43,7 @@ PUBLIC_FIELDS = ("id", "agent", "model", "prompt", "created", "status", "release
 def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, model: str | None, wait: bool) -> int:
     run = open_project(path, rules)
     texts = SessionTexts(run)
-    if model is not None and not texts.model_ok(model):
+    if model is not None and not run.call("session_model_ok", model):
         raise UsageError(texts.message("model_format", detail=printable(model)))
     request = _request(run, rules, texts, prompt, agent or texts.session_agent, model)
     return _turn(request, texts, wait)
@@ -64,10 +64,9 @@ def sessions_prompt(session_id: str, path: str, rules: str | None, prompt: str, 
 def _request(
     run: ProjectRun, rules: str | None, texts: SessionTexts, prompt: str, agent: str, model: str | None
 ) -> SessionRequest:
-    try:
-        opencode = find_opencode()
-    except OpencodeMissing:
-        raise UsageError(texts.message("opencode_missing")) from None
+    opencode = find_opencode()
+    if opencode is None:
+        raise UsageError(texts.message("opencode_missing"))
     return SessionRequest(
         repo_root=run.repo.root,
         manifest=os.path.join(run.repo.root, run.manifest),
