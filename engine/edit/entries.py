@@ -30,7 +30,7 @@ from yaml import (
     parse,
 )
 
-from ..yaml.loader import load_yaml
+from ..yaml.loader import STR_TAG, load_yaml
 from ..yaml.located import unwrap
 from ..yaml.source_text import EditRefused
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 #: the line ends YAML knows; a file keeps its own
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_STR_TAG = "tag:yaml.org,2002:str"
 #: an anchor (`&a`) or tag (`!!str`, `!local`) before a scalar, with the blanks after it
 _PROPERTY = re.compile(r"\S*[ \t\r\n]*")
 _COMMENT = re.compile(r"[ \t]#")
@@ -229,7 +228,7 @@ def _replace_value(document: _Document, node: _Node, value: str, comment: str) -
     start, end = _scalar_body(document, node)
     if end == start:  # `name:` with no value: the value goes after the colon
         return _splice(text, start, end, f" {value}", comment)
-    if node.event.tag not in (None, "!", _STR_TAG):  # a tag the new value may not fit (`!!null ~`)
+    if node.event.tag not in (None, "!", STR_TAG):  # a tag the new value may not fit (`!!null ~`)
         anchor = f"&{node.anchor} " if node.anchor is not None else ""
         return _splice(text, node.start, end, anchor + value, comment)
     quote = text[start] if text[start] in "'\"" else ""
@@ -271,7 +270,7 @@ def scalar_splices(text: str) -> dict[tuple[int, int], tuple[int, int, str]]:
             pending += [part for pair in node.items for part in pair]
         elif node.kind == "seq":
             pending += node.items
-        elif node.kind == "scalar" and node.event.tag in (None, "!", _STR_TAG):
+        elif node.kind == "scalar" and node.event.tag in (None, "!", STR_TAG):
             if node.anchor is not None and node.anchor in document.aliased:
                 continue
             start, end = _scalar_body(document, node)
