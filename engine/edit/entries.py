@@ -32,7 +32,7 @@ from yaml import (
 
 from ..yaml.loader import STR_TAG, load_yaml
 from ..yaml.located import unwrap
-from ..yaml.source_text import EditRefused
+from ..yaml.source_text import EditRefused, SourceText
 
 if TYPE_CHECKING:
     from typing import Any
@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 _LINE_END = re.compile(r"\r\n|\r|\n")
 #: an anchor (`&a`) or tag (`!!str`, `!local`) before a scalar, with the blanks after it
 _PROPERTY = re.compile(r"\S*[ \t\r\n]*")
-_COMMENT = re.compile(r"[ \t]#")
-_CHANGES_MORE = "the edit would change more than the entry"
 
 
 # Reading the text's structure --------------------------------------------------------------
@@ -73,11 +71,11 @@ class _Document:
         self.text = text
         self.root: _Node | None = None
         self.aliased: set[str] = set()
-        self.ends: list[int] = []  # where every token ends, in text order
         self._read()
 
     def _read(self) -> None:
         stack: list[tuple[_Node, list[_Node]]] = []  # open collections, with a map's pending key
+        last_end = 0  # where the last scalar, alias or flow collection ends
         event: Any  # (libyaml's events and marks, which the stubs type more loosely)
         try:
             for event in parse(self.text, Loader=CSafeLoader):
@@ -86,7 +84,7 @@ class _Document:
                     node = _Node("scalar" if kind is ScalarEvent else "alias", event)
                     if kind is AliasEvent:
                         self.aliased.add(event.anchor)
-                    self.ends.append(node.end)
+                    last_end = node.end
                 elif kind is MappingStartEvent or kind is SequenceStartEvent:
                     node = _Node("map" if kind is MappingStartEvent else "seq", event)
                     stack.append((node, []))
@@ -95,9 +93,9 @@ class _Document:
                     node, _ = stack.pop()
                     if node.flow:
                         node.close, node.end = event.start_mark.index, event.end_mark.index
-                        self.ends.append(node.end)
+                        last_end = node.end
                     else:
-                        node.end = max([node.start, *self.ends[-1:]])
+                        node.end = max(node.start, last_end)
                 else:
                     continue
                 if not stack:
@@ -133,25 +131,9 @@ class _Document:
         found = _LINE_END.search(text)
         return found.group() if found else "\n"
 
-    def code_end(self, index: int) -> int:
-        """Where the code of the line holding ``index`` ends: before a comment and the blanks
-        ahead of it, else at the line end."""
-        line_end = _line_end_index(self.text, index)
-        last_token = max([index, *(end for end in self.ends if index <= end <= line_end)])
-        comment = _COMMENT.search(self.text, last_token, line_end)
-        end = comment.start() if comment else line_end
-        while end > index and self.text[end - 1] in " \t":
-            end -= 1
-        return end
-
 
 def _line_start(text: str, index: int) -> int:
     return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
-
-
-def _line_end_index(text: str, index: int) -> int:
-    found = _LINE_END.search(text, index)
-    return found.start() if found else len(text)
 
 
 def _after_line(text: str, index: int) -> int:
@@ -317,13 +299,15 @@ def _insert_line(document: _Document, at: int, line: str, comment: str) -> str:
 def _splice(text: str, start: int, end: int, replacement: str, comment: str, comment_at: int = -1) -> str:
     """``text[start:end]`` replaced, then ``comment`` ending the line of ``comment_at`` (default:
     the end of the replacement) in place of any comment there."""
-    spliced = text[:start] + replacement + text[end:]
+    spliced = SourceText(text[:start] + replacement + text[end:])
     at = comment_at if comment_at >= 0 else start + len(replacement)
-    try:
-        code_end = _Document(spliced).code_end(at)
-    except EditRefused:
-        raise EditRefused(_CHANGES_MORE) from None
-    return spliced[:code_end] + f"  {comment}" + spliced[_line_end_index(spliced, at) :]
+    line = spliced.position(at)[0]
+    line_end = spliced.line_ends[line - 1]
+    comment_start = spliced.comment_on(line)
+    code_end = line_end if comment_start is None else comment_start
+    while code_end > at and spliced.text[code_end - 1] in " \t":
+        code_end -= 1
+    return spliced.text[:code_end] + f"  {comment}" + spliced.text[line_end:]
 
 
 # Reading the result back -------------------------------------------------------------------
@@ -348,7 +332,7 @@ def _check(before: Any, new_text: str, section: str, expected: dict[str, str]) -
     old_section = plain_before.get(section)
     wanted[section] = {**(old_section if isinstance(old_section, dict) else {}), **_plain(expected)}
     if problems or _plain(after) != wanted:
-        raise EditRefused(_CHANGES_MORE)
+        raise EditRefused("the edit would change more than the entry")
 
 
 def _plain(value: Any) -> Any:
