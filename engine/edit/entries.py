@@ -117,9 +117,6 @@ class _Document:
                 return key_node, value
         return None
 
-    def column(self, index: int) -> int:
-        return index - _line_start(self.text, index)
-
     def line_end_before(self, index: int) -> str:
         """The line end of the line before the one starting at ``index`` — or else the file's
         first one, or LF for a file of one line."""
@@ -130,10 +127,6 @@ class _Document:
             return text[index - 1]
         found = _LINE_END.search(text)
         return found.group() if found else "\n"
-
-
-def _line_start(text: str, index: int) -> int:
-    return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
 
 
 def _after_line(text: str, index: int) -> int:
@@ -269,7 +262,7 @@ def _add_entry(document: _Document, mapping: _Node, key: str, value: str, commen
         separator = "" if text[at - 1] in "{," else ", "
         separator = " " if text[at - 1] == "," else separator
         return _splice(text, at, at, f"{separator}{key}: {value}", comment)
-    indent = " " * document.column(mapping.items[0][0].start)
+    indent = " " * mapping.items[0][0].event.start_mark.column
     return _insert_line(document, _after_line(text, mapping.end), f"{indent}{key}: {value}", comment)
 
 
@@ -283,7 +276,7 @@ def _fill_empty_section(
     if empty.end > empty.start:  # the null itself (`~`, `null`, a tag) goes; a comment after it stays
         text = text[: empty.start].rstrip(" \t") + text[empty.end :]
     document = _Document(text)
-    indent = " " * (document.column(section_key.start) + 2)
+    indent = " " * (section_key.event.start_mark.column + 2)
     return _insert_line(document, _after_line(text, section_key.end), f"{indent}{key}: {value}", comment)
 
 
