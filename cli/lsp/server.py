@@ -172,7 +172,7 @@ class BeeuniServer(LanguageServer):
                 parts.append(f"**{d.rule}** ({severity})\n\n{doc}")
         scalar = scalar_at(document.source, line, column)
         if scalar is not None and HOVER_TOOL in analysis.run.program["fns"]:
-            shown = analysis.run.call(HOVER_TOOL, scalar.value)
+            shown = analysis.run.call(HOVER_TOOL, scalar)
             if shown:
                 parts.insert(0, "\n\n".join(part for part in shown if part))
         if not parts:

@@ -106,15 +106,9 @@ def _value_done(stack: list[list[Any]]) -> None:
         stack[-1][1] = None
 
 
-class Scalar(NamedTuple):
-    value: str
-    line: int
-    start: int
-    end: int
-
-
-def scalar_at(text: str, line: int, column: int) -> Scalar | None:
-    """The scalar (key or value) whose characters hold (line, column), if the text parses."""
+def scalar_at(text: str, line: int, column: int) -> str | None:
+    """The text of the scalar (key or value) whose characters hold (line, column), if the text
+    parses."""
     events: Iterator[Any] = yaml.parse(text, Loader=yaml.CSafeLoader)
     try:
         for event in events:
@@ -123,7 +117,7 @@ def scalar_at(text: str, line: int, column: int) -> Scalar | None:
             first: Any = event.start_mark
             last: Any = event.end_mark
             if first.line == line == last.line and first.column <= column <= last.column:
-                return Scalar(event.value, line, first.column, last.column)
+                return str(event.value)
             if first.line > line:
                 return None
     except yaml.YAMLError:

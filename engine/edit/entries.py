@@ -30,20 +30,17 @@ from yaml import (
     parse,
 )
 
-from ..yaml.loader import load_yaml
+from ..yaml.loader import STR_TAG, load_yaml
 from ..yaml.located import unwrap
-from ..yaml.source_text import EditRefused
+from ..yaml.source_text import EditRefused, SourceText
 
 if TYPE_CHECKING:
     from typing import Any
 
 #: the line ends YAML knows; a file keeps its own
 _LINE_END = re.compile(r"\r\n|\r|\n")
-_STR_TAG = "tag:yaml.org,2002:str"
 #: an anchor (`&a`) or tag (`!!str`, `!local`) before a scalar, with the blanks after it
 _PROPERTY = re.compile(r"\S*[ \t\r\n]*")
-_COMMENT = re.compile(r"[ \t]#")
-_CHANGES_MORE = "the edit would change more than the entry"
 
 
 # Reading the text's structure --------------------------------------------------------------
@@ -74,11 +71,11 @@ class _Document:
         self.text = text
         self.root: _Node | None = None
         self.aliased: set[str] = set()
-        self.ends: list[int] = []  # where every token ends, in text order
         self._read()
 
     def _read(self) -> None:
         stack: list[tuple[_Node, list[_Node]]] = []  # open collections, with a map's pending key
+        last_end = 0  # where the last scalar, alias or flow collection ends
         event: Any  # (libyaml's events and marks, which the stubs type more loosely)
         try:
             for event in parse(self.text, Loader=CSafeLoader):
@@ -87,7 +84,7 @@ class _Document:
                     node = _Node("scalar" if kind is ScalarEvent else "alias", event)
                     if kind is AliasEvent:
                         self.aliased.add(event.anchor)
-                    self.ends.append(node.end)
+                    last_end = node.end
                 elif kind is MappingStartEvent or kind is SequenceStartEvent:
                     node = _Node("map" if kind is MappingStartEvent else "seq", event)
                     stack.append((node, []))
@@ -96,9 +93,9 @@ class _Document:
                     node, _ = stack.pop()
                     if node.flow:
                         node.close, node.end = event.start_mark.index, event.end_mark.index
-                        self.ends.append(node.end)
+                        last_end = node.end
                     else:
-                        node.end = max([node.start, *self.ends[-1:]])
+                        node.end = max(node.start, last_end)
                 else:
                     continue
                 if not stack:
@@ -120,9 +117,6 @@ class _Document:
                 return key_node, value
         return None
 
-    def column(self, index: int) -> int:
-        return index - _line_start(self.text, index)
-
     def line_end_before(self, index: int) -> str:
         """The line end of the line before the one starting at ``index`` — or else the file's
         first one, or LF for a file of one line."""
@@ -133,26 +127,6 @@ class _Document:
             return text[index - 1]
         found = _LINE_END.search(text)
         return found.group() if found else "\n"
-
-    def code_end(self, index: int) -> int:
-        """Where the code of the line holding ``index`` ends: before a comment and the blanks
-        ahead of it, else at the line end."""
-        line_end = _line_end_index(self.text, index)
-        last_token = max([index, *(end for end in self.ends if index <= end <= line_end)])
-        comment = _COMMENT.search(self.text, last_token, line_end)
-        end = comment.start() if comment else line_end
-        while end > index and self.text[end - 1] in " \t":
-            end -= 1
-        return end
-
-
-def _line_start(text: str, index: int) -> int:
-    return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
-
-
-def _line_end_index(text: str, index: int) -> int:
-    found = _LINE_END.search(text, index)
-    return found.start() if found else len(text)
 
 
 def _after_line(text: str, index: int) -> int:
@@ -229,7 +203,7 @@ def _replace_value(document: _Document, node: _Node, value: str, comment: str) -
     start, end = _scalar_body(document, node)
     if end == start:  # `name:` with no value: the value goes after the colon
         return _splice(text, start, end, f" {value}", comment)
-    if node.event.tag not in (None, "!", _STR_TAG):  # a tag the new value may not fit (`!!null ~`)
+    if node.event.tag not in (None, "!", STR_TAG):  # a tag the new value may not fit (`!!null ~`)
         anchor = f"&{node.anchor} " if node.anchor is not None else ""
         return _splice(text, node.start, end, anchor + value, comment)
     quote = text[start] if text[start] in "'\"" else ""
@@ -271,7 +245,7 @@ def scalar_splices(text: str) -> dict[tuple[int, int], tuple[int, int, str]]:
             pending += [part for pair in node.items for part in pair]
         elif node.kind == "seq":
             pending += node.items
-        elif node.kind == "scalar" and node.event.tag in (None, "!", _STR_TAG):
+        elif node.kind == "scalar" and node.event.tag in (None, "!", STR_TAG):
             if node.anchor is not None and node.anchor in document.aliased:
                 continue
             start, end = _scalar_body(document, node)
@@ -288,7 +262,7 @@ def _add_entry(document: _Document, mapping: _Node, key: str, value: str, commen
         separator = "" if text[at - 1] in "{," else ", "
         separator = " " if text[at - 1] == "," else separator
         return _splice(text, at, at, f"{separator}{key}: {value}", comment)
-    indent = " " * document.column(mapping.items[0][0].start)
+    indent = " " * mapping.items[0][0].event.start_mark.column
     return _insert_line(document, _after_line(text, mapping.end), f"{indent}{key}: {value}", comment)
 
 
@@ -302,7 +276,7 @@ def _fill_empty_section(
     if empty.end > empty.start:  # the null itself (`~`, `null`, a tag) goes; a comment after it stays
         text = text[: empty.start].rstrip(" \t") + text[empty.end :]
     document = _Document(text)
-    indent = " " * (document.column(section_key.start) + 2)
+    indent = " " * (section_key.event.start_mark.column + 2)
     return _insert_line(document, _after_line(text, section_key.end), f"{indent}{key}: {value}", comment)
 
 
@@ -318,13 +292,15 @@ def _insert_line(document: _Document, at: int, line: str, comment: str) -> str:
 def _splice(text: str, start: int, end: int, replacement: str, comment: str, comment_at: int = -1) -> str:
     """``text[start:end]`` replaced, then ``comment`` ending the line of ``comment_at`` (default:
     the end of the replacement) in place of any comment there."""
-    spliced = text[:start] + replacement + text[end:]
+    spliced = SourceText(text[:start] + replacement + text[end:])
     at = comment_at if comment_at >= 0 else start + len(replacement)
-    try:
-        code_end = _Document(spliced).code_end(at)
-    except EditRefused:
-        raise EditRefused(_CHANGES_MORE) from None
-    return spliced[:code_end] + f"  {comment}" + spliced[_line_end_index(spliced, at) :]
+    line = spliced.position(at)[0]
+    line_end = spliced.line_ends[line - 1]
+    comment_start = spliced.comment_on(line)
+    code_end = line_end if comment_start is None else comment_start
+    while code_end > at and spliced.text[code_end - 1] in " \t":
+        code_end -= 1
+    return spliced.text[:code_end] + f"  {comment}" + spliced.text[line_end:]
 
 
 # Reading the result back -------------------------------------------------------------------
@@ -349,7 +325,7 @@ def _check(before: Any, new_text: str, section: str, expected: dict[str, str]) -
     old_section = plain_before.get(section)
     wanted[section] = {**(old_section if isinstance(old_section, dict) else {}), **_plain(expected)}
     if problems or _plain(after) != wanted:
-        raise EditRefused(_CHANGES_MORE)
+        raise EditRefused("the edit would change more than the entry")
 
 
 def _plain(value: Any) -> Any:

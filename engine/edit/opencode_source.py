@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -335,17 +336,14 @@ def _moved_imports(source: bytes, root: Node, old_folder: str, new_folder: str) 
 def _unused_imports(source: bytes, packages: list[str]) -> list[tuple[int, int, bytes]]:
     """The imports of ``packages`` none of whose names the rest of the file uses."""
     root = _parse(source).root_node
-    used: dict[str, int] = {}
-    for node in _walk(root):
-        if node.type in ("identifier", "type_identifier"):
-            used[_text(source, node)] = used.get(_text(source, node), 0) + 1
+    used = Counter(_text(source, node) for node in _walk(root) if node.type in ("identifier", "type_identifier"))
     edits = []
     for statement in root.named_children:
         specifier = statement.child_by_field_name("source")
         if statement.type != "import_statement" or specifier is None or _text(source, specifier)[1:-1] not in packages:
             continue
         names = [_text(source, node) for node in _walk(statement) if node.type == "identifier"]
-        if all(used.get(name, 0) <= names.count(name) for name in names):
+        if all(used[name] <= names.count(name) for name in names):
             end = _line_after(source, statement.end_byte)
             if not source[: statement.start_byte].strip():  # at the top: the blank lines after it go too
                 while (blank := _LINE_END.match(source, end)) is not None:

@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING
 
 from yaml import CSafeLoader, ScalarEvent, YAMLError, parse
 
-from ..yaml.loader import plain_tag
+from ..yaml.loader import STR_TAG, plain_tag
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
     from ..yaml.source_text import SourceText
-
-_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class TextEdit:
@@ -112,5 +110,5 @@ def _signature(event: Any) -> tuple[Any, ...]:
 
 def _is_string(event: Any) -> bool:
     if event.tag not in (None, "!"):
-        return bool(event.tag == _STR_TAG)
-    return not event.implicit[0] or plain_tag(event.value) == _STR_TAG  # (only plain text may be more)
+        return bool(event.tag == STR_TAG)
+    return not event.implicit[0] or plain_tag(event.value) == STR_TAG  # (only plain text may be more)

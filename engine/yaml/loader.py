@@ -64,7 +64,7 @@ MAX_NODES = 250_000
 MAX_NUMBER_CHARS = 1000
 
 _CORE_TAG = "tag:yaml.org,2002:"
-_STR_TAG = _CORE_TAG + "str"
+STR_TAG = _CORE_TAG + "str"
 _MERGE_TAG = _CORE_TAG + "merge"
 _BOOL_TAG, _NULL_TAG = _CORE_TAG + "bool", _CORE_TAG + "null"
 _NUMBER_TAGS = frozenset({_CORE_TAG + "int", _CORE_TAG + "float"})
@@ -228,7 +228,7 @@ class _Builder:
                                 problems.append(LoadProblem("merge-key", loc))
                         continue
                     plain = plain_tag(text) if tag is None and event.implicit[0] else None
-                    if tag is None and (plain is None or plain == _STR_TAG):
+                    if tag is None and (plain is None or plain == STR_TAG):
                         value = new_str(LocatedStr, text)
                         value.loc = loc
                     else:
@@ -314,7 +314,7 @@ class _Builder:
             if not event.implicit[0]:  # quoted, or a block scalar: text
                 return LocatedStr(text, loc)
             tag = plain if plain is not None else plain_tag(text)
-        if tag == _STR_TAG:
+        if tag == STR_TAG:
             return LocatedStr(text, loc)
         if tag in _NUMBER_TAGS and len(text) > MAX_NUMBER_CHARS:
             raise _Abort(LoadProblem("too-long-number", loc, limit=MAX_NUMBER_CHARS))

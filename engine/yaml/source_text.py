@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from functools import cached_property
 
 from yaml import CSafeLoader, YAMLError, scan
 
@@ -39,9 +40,6 @@ class SourceText:
         self.text = text
         self.bom = bom
         self.encoding = encoding
-        self._line_starts: list[int] | None = None
-        self._line_ends: list[int] = []
-        self._token_spans: list[tuple[int, int]] | None = None
 
     @classmethod
     def read(cls, data: bytes) -> SourceText:
@@ -67,23 +65,25 @@ class SourceText:
     def encode(self, text: str) -> bytes:
         return self.bom + text.encode(self.encoding)
 
+    @cached_property
+    def _lines(self) -> tuple[list[int], list[int]]:
+        """Where each line starts, and where its break starts (read on first use: most files are
+        never asked)."""
+        starts, ends = [0], []
+        for found in LINE_BREAKS.finditer(self.text):
+            ends.append(found.start())
+            starts.append(found.end())
+        ends.append(len(self.text))
+        return starts, ends
+
     @property
     def line_starts(self) -> list[int]:
-        """Where each line starts (read on first use: most files are never asked)."""
-        if self._line_starts is None:
-            starts, ends = [0], []
-            for found in LINE_BREAKS.finditer(self.text):
-                ends.append(found.start())
-                starts.append(found.end())
-            ends.append(len(self.text))
-            self._line_starts, self._line_ends = starts, ends
-        return self._line_starts
+        return self._lines[0]
 
     @property
     def line_ends(self) -> list[int]:
         """Where each line's break starts (its end without it)."""
-        self.line_starts  # noqa: B018 -- reads both tables
-        return self._line_ends
+        return self._lines[1]
 
     @property
     def line_count(self) -> int:
@@ -118,7 +118,7 @@ class SourceText:
             return False
         from bisect import bisect_right
 
-        spans = self._tokens()
+        spans = self._tokens
         index = bisect_right(spans, (offset, len(self.text) + 1)) - 1
         return index < 0 or spans[index][1] <= offset
 
@@ -133,16 +133,15 @@ class SourceText:
             at = text.find("#", at + 1)
         return None
 
+    @cached_property
     def _tokens(self) -> list[tuple[int, int]]:
         """The (start, end) offsets of every token that can hold a ``#``, in order."""
-        if self._token_spans is None:
-            spans: list[tuple[int, int]] = []
-            try:
-                for token in scan(self.text, Loader=CSafeLoader):
-                    start, end = token.start_mark.index, token.end_mark.index
-                    if end > start:
-                        spans.append((start, end))
-            except YAMLError:
-                pass  # a file that does not scan has no comments the engine relies on
-            self._token_spans = spans
-        return self._token_spans
+        spans: list[tuple[int, int]] = []
+        try:
+            for token in scan(self.text, Loader=CSafeLoader):
+                start, end = token.start_mark.index, token.end_mark.index
+                if end > start:
+                    spans.append((start, end))
+        except YAMLError:
+            pass  # a file that does not scan has no comments the engine relies on
+        return spans
