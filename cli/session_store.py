@@ -52,9 +52,12 @@ class SessionStore:
         opencode installs the plugin's package), so that two sessions starting at once do not
         write it together."""
         descriptor = os.open(os.path.join(self.folder, ".start.lock"), os.O_WRONLY | os.O_CREAT, 0o600)
-        with os.fdopen(descriptor, "w") as lock:  # closing it (no child inherits it) releases the lock
+        with os.fdopen(descriptor, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            yield
+            try:
+                yield
+            finally:  # released here, not at the close: a process started meanwhile may share the file
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def open_log(self, name: str, session_id: str, append: bool = False) -> IO[bytes]:
         """A new log file (or, for a later turn, the session's, appended to), readable by its owner
