@@ -171,8 +171,9 @@ def _shown(path: str, prefix: str) -> str:
 
 def _target(top: str, base: str | None, texts: Texts) -> Target:
     """The remote and the branch the request merges into, and the commit it starts from: the
-    current branch's upstream as last fetched, else HEAD; with ``base``, that branch as last
-    fetched from the remote (or, not fetched, the local one)."""
+    current branch's upstream as last fetched; without one, the remote's default branch (its
+    ``HEAD`` as cloned); else HEAD. With ``base``, that branch as last fetched from the remote
+    (or, not fetched, the local one)."""
     known = change.remotes(top)
     if not known:
         raise texts.refuse("no_remote")
@@ -196,6 +197,9 @@ def _target(top: str, base: str | None, texts: Texts) -> Target:
         fetched = change.commit_named(top, upstream.tracking)
         if fetched is not None:
             return Target(remote, upstream.branch, fetched, f"{remote}/{upstream.branch}")
+    default = change.default_branch(top, remote) if upstream is None else None
+    if default is not None:  # a branch of its own, pushed or not: the request goes to the remote's default
+        return Target(remote, default[0], default[1], f"{remote}/{default[0]}")
     if branch is None:
         raise texts.refuse("detached")
     head = change.commit_named(top, "HEAD")

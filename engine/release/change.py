@@ -86,6 +86,17 @@ def upstream_of(top: str, branch: str) -> Upstream | None:
     return Upstream(remote, merge[len("refs/heads/") :], tracking)
 
 
+def default_branch(top: str, remote: str) -> tuple[str, str] | None:
+    """The remote's default branch (what its ``HEAD`` names, as cloned or ``git remote set-head``
+    recorded it) and its commit as last fetched; None when unknown."""
+    named = asked(top, "symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD")
+    start = f"refs/remotes/{remote}/"
+    if named is None or not named.startswith(start):
+        return None
+    commit = commit_named(top, named)
+    return None if commit is None else (named[len(start) :], commit)
+
+
 def commit_named(top: str, rev: str) -> str | None:
     return asked(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
 
