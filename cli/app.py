@@ -236,8 +236,8 @@ def cr_open(
 ) -> None:
     """Open a change request of the working tree's change: one commit on a new branch, with the
     tracked files changed and what the release needs (never stray files), checked as `validate`
-    checks it, pushed, and opened with gh or glab where logged in. Your branch, index and working
-    tree stay as they are."""
+    checks it, pushed, and opened with the forge's own client where one is logged in. Your
+    branch, index and working tree stay as they are."""
     from .change_request import cr_open as open_
 
     _run(lambda: open_(title, body, base, path, rules))

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 READ = ("CR_MESSAGES", "CR_BRANCH", "CR_PUSH_LINK", "CR_FORGES", "IMPORT_RESOLUTION", "DAEMON_MESSAGES")
 #: how many names ``-2``, ``-3``, ... are tried for the new branch
 MAX_SUFFIX = 1000
+#: git's status letter of a path the change has no more
+GONE = "D"
 
 
 class Refused(Exception):
@@ -110,13 +112,13 @@ def _open(run: ProjectRun, texts: Texts, title: str, body: str | None, base: str
     needed = needed_files(run, release)
     ignored = sorted(p for p, state in needed.items() if state == IGNORED)
     new = [prefix + p for p, state in needed.items() if state == UNTRACKED]
-    ours = set(change.changed_paths(top, fork)) | set(new)
+    ours = {**change.changed_paths(top, fork), **dict.fromkeys(new, UNTRACKED)}
     if fork != target.commit:
-        clash = sorted(ours & set(change.changed_paths(top, fork, target.commit)))
+        clash = sorted(set(ours) & set(change.changed_paths(top, fork, target.commit)))
         if clash:
             raise texts.refuse("base_moved", base=target.shown, detail=", ".join(_shown(p, prefix) for p in clash))
-    add = sorted(p for p in ours if _in_change(top, p, release, set(new)))
-    remove = sorted(ours - set(add))
+    add = sorted(p for p, status in ours.items() if status != GONE and _on_disk(top, p, release))
+    remove = sorted(set(ours) - set(add))
 
     with tempfile.TemporaryDirectory(prefix="beeuni-cr-") as scratch:
         tree = change.build_tree(top, target.commit, add, remove, scratch)
@@ -232,14 +234,13 @@ def needed_files(run: ProjectRun, release: Release) -> dict[str, str]:
     return found
 
 
-def _in_change(top: str, path: str, release: Release, new: set[str]) -> bool:
-    """Whether the change holds ``path`` (from the top) as the working tree has it — a file (or
-    link, or submodule) git tracks, or one the release needs — rather than without it."""
+def _on_disk(top: str, path: str, release: Release) -> bool:
+    """Whether the working tree holds ``path`` (from the top) as something a commit can take
+    from it: a file, a link, or a folder the index holds as a submodule."""
     full = os.path.join(top, path)
-    tracked = path.encode("utf-8", "surrogateescape") in release.paths
-    if not (tracked or path in new) or not os.path.lexists(full):
+    if not os.path.lexists(full):
         return False
-    return os.path.islink(full) or not os.path.isdir(full) or tracked
+    return os.path.islink(full) or not os.path.isdir(full) or path.encode("utf-8", "surrogateescape") in release.paths
 
 
 def _errors_of(run: ProjectRun, texts: Texts, commit: str, into: str, prefix: str) -> list[Diagnostic]:

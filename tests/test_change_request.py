@@ -340,3 +340,94 @@ def test_outside_git(tmp_path: Path, bin_folder: Path) -> None:
     stdout, stderr, code = cr_open(tmp_path, bin_folder, "--title", TITLE)
     assert (stdout, code) == ("", 2)
     assert stderr.endswith("is in no git repository: a change request needs one, with a commit and a remote\n")
+
+
+def test_a_project_in_a_folder_of_the_repository(tmp_path: Path, bin_folder: Path) -> None:
+    """The project is `apps/bot/`: its paths are shown from its folder, a change elsewhere in
+    the repository goes in too, named from there."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    top = tmp_path / "work"
+    project = top / "apps" / "bot"
+    project.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    (project / "beeuni.yaml").write_text(MANIFEST)
+    (project / "README.md").write_text("the bot\n")
+    (project / "old.txt").write_text("to be deleted\n")
+    (top / "README.md").write_text("the monorepo\n")
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "base")
+    git(top, "remote", "add", "origin", str(remote))
+    git(top, "push", "-q", "-u", "origin", "main")
+    make_change(project)
+    (top / "README.md").write_text("the monorepo, changed\n")
+    before = user_side(top)
+    stdout, stderr, code = cr_open(project, bin_folder, "--title", TITLE)
+    assert (stderr, code) == ("", 0)
+    assert stdout.splitlines()[1:7] == [
+        "     M ../../README.md",
+        "     M README.md",
+        "     M beeuni.yaml",
+        "     D old.txt",
+        "     A tools/lib/shout.ts",
+        "     A tools/lookup.ts",
+    ]
+    assert files_of(remote, BRANCH) == [
+        "README.md",
+        "apps/bot/README.md",
+        "apps/bot/beeuni.yaml",
+        "apps/bot/tools/lib/shout.ts",
+        "apps/bot/tools/lookup.ts",
+    ]
+    assert user_side(top) == before
+
+
+def test_what_the_index_says_of_a_file_counts(work: Path, bin_folder: Path) -> None:
+    """A file only intended to be added (`git add -N`) goes in; one taken out of the index
+    (`git rm --cached`, still on disk) goes out."""
+    (work / "planned.txt").write_text("to be added\n")
+    git(work, "add", "-N", "planned.txt")
+    git(work, "rm", "-q", "--cached", "README.md")
+    before = user_side(work)
+    stdout, _, code = cr_open(work, bin_folder, "--title", TITLE)
+    assert code == 0
+    assert stdout.splitlines()[1:3] == ["     D README.md", "     A planned.txt"]
+    assert files_of(work.parent / "remote.git", BRANCH) == ["beeuni.yaml", "old.txt", "planned.txt"]
+    assert user_side(work) == before
+
+
+def test_a_client_that_cannot_open_the_request(work: Path, bin_folder: Path) -> None:
+    """`gh` is logged in but fails: the branch is pushed, the failure said, and how to open the
+    request by hand printed; exit 2."""
+    remote = work.parent / "remote.git"
+    git(work, "remote", "set-url", "origin", "https://github.com/acme/widgets.git")
+    git(work, "config", f"url.{remote}.pushInsteadOf", "https://github.com/acme/widgets.git")
+    script = bin_folder / "gh"
+    script.write_text(
+        '#!/bin/sh\nif [ "$1" = auth ]; then exit 0; fi\necho "GraphQL: Resource not accessible" >&2\nexit 1\n'
+    )
+    script.chmod(0o755)
+    make_change(work)
+    stdout, stderr, code = cr_open(work, bin_folder, "--title", TITLE)
+    assert code == 2
+    assert stderr == "beeuni: gh could not open the change request: GraphQL: Resource not accessible\n"
+    assert stdout.splitlines()[-1] == f"Open a pull request (merge request) from branch {BRANCH} to main on origin."
+    assert files_of(remote, BRANCH)
+
+
+def test_a_refused_push(work: Path, bin_folder: Path) -> None:
+    """The remote refuses the push: the new local branch stays, with the command that pushes it."""
+    hook = work.parent / "remote.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are closed today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    make_change(work)
+    before = user_side(work)
+    stdout, stderr, code = cr_open(work, bin_folder, "--title", TITLE)
+    assert code == 2
+    assert stdout.splitlines()[0].startswith("  ✓  Committed")
+    assert stderr.splitlines()[0].startswith("beeuni: the push to origin failed: ")
+    assert stderr.splitlines()[1] == (
+        f"the change is on the new local branch {BRANCH}: push it with `git push origin {BRANCH}`"
+    )
+    assert git(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{BRANCH}")
+    assert user_side(work) == before

@@ -105,17 +105,24 @@ def merge_base(top: str, one: str, other: str) -> str | None:
     return asked(top, "merge-base", "--end-of-options", one, other)
 
 
-def changed_paths(top: str, since: str, until: str | None = None) -> list[str]:
-    """The paths (from the work tree's top) whose content differs between the commit ``since``
-    and ``until`` — or, without it, the working tree's tracked files (deleted ones included)."""
-    plain = ("--name-only", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--no-relative")
-    return names(run(top, "diff", *plain, since, *([until] if until else []), "--"))
+def changed_paths(top: str, since: str, until: str | None = None) -> dict[str, str]:
+    """Each path (from the work tree's top) whose content differs between the commit ``since``
+    and ``until`` — or, without it, the working tree's tracked files — with its status letter:
+    ``D`` for one gone (deleted, or no longer in the index), ``A`` for one added (staged, or
+    only intended to be: ``git add -N``), ``M`` and the others for one changed."""
+    plain = ("--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--no-relative")
+    return {
+        path: status for status, path in _statuses(run(top, "diff", *plain, since, *([until] if until else []), "--"))
+    }
 
 
 def tree_changes(top: str, before: str, after: str) -> list[tuple[str, str]]:
     """(status letter, path from the top) of each file that differs between two trees."""
-    found = run(top, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-ext-diff", before, after)
-    items = names(found)
+    return _statuses(run(top, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-ext-diff", before, after))
+
+
+def _statuses(output: bytes) -> list[tuple[str, str]]:
+    items = names(output)
     return [(items[at], items[at + 1]) for at in range(0, len(items) - 1, 2)]
 
 
