@@ -105,26 +105,11 @@ def _open(run: ProjectRun, texts: Texts, title: str, body: str | None, base: str
     prefix = posixpath.relpath(os.path.realpath(run.repo.root).replace(os.sep, "/"), top.replace(os.sep, "/"))
     prefix = "" if prefix == "." else prefix + "/"
     target = _target(top, base, texts)
-    head = change.commit_named(top, "HEAD")
-    fork = (change.merge_base(top, head, target.commit) if head is not None else None) or target.commit
-
     release = Release(top, found[1], run.repo.root)
-    needed = needed_files(run, release)
-    ignored = sorted(p for p, state in needed.items() if state == IGNORED)
-    new = [prefix + p for p, state in needed.items() if state == UNTRACKED]
-    ours = {**change.changed_paths(top, fork), **dict.fromkeys(new, UNTRACKED)}
-    if fork != target.commit:
-        clash = sorted(set(ours) & set(change.changed_paths(top, fork, target.commit)))
-        if clash:
-            raise texts.refuse("base_moved", base=target.shown, detail=", ".join(_shown(p, prefix) for p in clash))
-    add = sorted(p for p, status in ours.items() if status != GONE and _on_disk(top, p, release))
-    remove = sorted(set(ours) - set(add))
-
+    add, remove = _change(run, texts, top, prefix, target, release)
     with tempfile.TemporaryDirectory(prefix="beeuni-cr-") as scratch:
         tree = change.build_tree(top, target.commit, add, remove, scratch)
         files = change.tree_changes(top, target.commit, tree)
-        for path in ignored:
-            sys.stderr.write(f"beeuni: {texts.say('ignored', path=path)}\n")
         if not files:
             raise texts.refuse("nothing", base=target.shown)
         commit = change.make_commit(top, tree, target.commit, title, body)
@@ -132,32 +117,58 @@ def _open(run: ProjectRun, texts: Texts, title: str, body: str | None, base: str
     if errors:
         report.write_diagnostics(errors, sys.stdout)
         raise texts.refuse("invalid", EXIT_ERRORS, detail=report.summary(d.severity for d in errors))
-
     branch = _new_branch(top, target.remote, title, texts)
     change.create_branch(top, branch, commit)
-    say = texts.say
-    _print(say("committed", title=title, branch=branch, base=target.shown))
+    _print(texts.say("committed", title=title, branch=branch, base=target.shown))
     for status, path in files:
-        _print(say("file", detail=status, path=_shown(path, prefix)))
-    pushed, said = change.push(top, target.remote, branch)
-    if not pushed:
-        detail = said.strip().splitlines()[-1] if said.strip() else ""
-        raise texts.refuse("push_failed", remote=target.remote, branch=branch, detail=detail)
-    _print(say("pushed", branch=branch, remote=target.remote))
+        _print(texts.say("file", detail=status, path=_shown(path, prefix)))
+    return _publish(run, texts, top, target, branch, title, body or "")
+
+
+def _change(
+    run: ProjectRun, texts: Texts, top: str, prefix: str, target: Target, release: Release
+) -> tuple[list[str], list[str]]:
+    """The paths (from the top) the change takes from the working tree, and those it removes:
+    what the working tree changes against where the branch left the base (the fork), and what the
+    release needs that git does not track. An ignored file the release needs is named and left
+    out; a file the base changed since the fork, that the change changes too, refuses all."""
+    head = change.commit_named(top, "HEAD")
+    fork = (change.merge_base(top, head, target.commit) if head is not None else None) or target.commit
+    needed = needed_files(run, release)
+    for path in sorted(p for p, state in needed.items() if state == IGNORED):
+        sys.stderr.write(f"beeuni: {texts.say('ignored', path=path)}\n")
+    new = [prefix + p for p, state in needed.items() if state == UNTRACKED]
+    ours = {**change.changed_paths(top, fork), **dict.fromkeys(new, UNTRACKED)}
+    if fork != target.commit:
+        clash = sorted(set(ours) & set(change.changed_paths(top, fork, target.commit)))
+        if clash:
+            raise texts.refuse("base_moved", base=target.shown, detail=", ".join(_shown(p, prefix) for p in clash))
+    add = sorted(p for p, status in ours.items() if status != GONE and _on_disk(top, p, release))
+    return add, sorted(set(ours) - set(add))
+
+
+def _publish(run: ProjectRun, texts: Texts, top: str, target: Target, branch: str, title: str, body: str) -> int:
+    """Push the new branch and open the request with the forge's client, or say how to."""
     from .forge import open_request, push_link
 
-    opened = open_request(run, top, target.remote, branch, target.branch, title, body or "")
+    pushed, said = change.push(top, target.remote, branch)
+    if not pushed:
+        lines = [line.strip() for line in said.splitlines() if line.strip()]
+        detail = "; ".join([line for line in lines if line.startswith("remote:") or "rejected" in line] or lines[-1:])
+        raise texts.refuse("push_failed", remote=target.remote, branch=branch, detail=detail)
+    _print(texts.say("pushed", branch=branch, remote=target.remote))
+    opened = open_request(run, top, target.remote, branch, target.branch, title, body)
     if opened.url is not None:
-        _print(say("opened", url=opened.url))
+        _print(texts.say("opened", url=opened.url))
         return EXIT_OK
     if opened.failure is not None:
-        sys.stderr.write(f"beeuni: {say('forge_failed', command=opened.command, detail=opened.failure)}\n")
+        sys.stderr.write(f"beeuni: {texts.say('forge_failed', command=opened.command, detail=opened.failure)}\n")
     link = push_link(run, said)
     _print("")
     if link is not None:
-        _print(say("open_link", url=link))
+        _print(texts.say("open_link", url=link))
     else:
-        _print(say("open_by_hand", branch=branch, base=target.branch, remote=target.remote))
+        _print(texts.say("open_by_hand", branch=branch, base=target.branch, remote=target.remote))
     return EXIT_OK if opened.failure is None else EXIT_FAILURE
 
 

@@ -425,7 +425,7 @@ def test_a_refused_push(work: Path, bin_folder: Path) -> None:
     stdout, stderr, code = cr_open(work, bin_folder, "--title", TITLE)
     assert code == 2
     assert stdout.splitlines()[0].startswith("  ✓  Committed")
-    assert stderr.splitlines()[0].startswith("beeuni: the push to origin failed: ")
+    assert stderr.splitlines()[0].startswith("beeuni: the push to origin failed: remote: pushes are closed today; ")
     assert stderr.splitlines()[1] == (
         f"the change is on the new local branch {BRANCH}: push it with `git push origin {BRANCH}`"
     )
