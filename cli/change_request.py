@@ -98,6 +98,8 @@ def _refused(refusal: Refused) -> int:
 
 
 def _open(run: ProjectRun, texts: Texts, title: str, body: str | None, base: str | None) -> int:
+    if not title.strip():
+        raise texts.refuse("no_title")
     found = git_top(run.repo.root)
     if found is None:
         raise texts.refuse("not_git", path=run.repo.root)

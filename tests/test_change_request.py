@@ -431,3 +431,12 @@ def test_a_refused_push(work: Path, bin_folder: Path) -> None:
     )
     assert git(work, "rev-parse", "--verify", "--quiet", f"refs/heads/{BRANCH}")
     assert user_side(work) == before
+
+
+def test_an_empty_title(work: Path, bin_folder: Path) -> None:
+    make_change(work)
+    assert cr_open(work, bin_folder, "--title", " ") == (
+        "",
+        "beeuni: --title is empty: a change request needs a title (its commit's subject)\n",
+        2,
+    )

@@ -496,7 +496,7 @@ SESSION_VALUES: dict[str, Shape] = {
 CR_MESSAGE_FIELDS = ("path", "remote", "base", "branch", "title", "detail", "url", "command")
 CR_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
     """
-    not_git no_remote many_remotes detached no_base no_commit base_moved nothing ignored invalid
+    no_title not_git no_remote many_remotes detached no_base no_commit base_moved nothing ignored invalid
     git_failed push_failed forge_failed committed file pushed opened open_link open_by_hand
     """.split()  # noqa: SIM905
 )
