@@ -215,6 +215,46 @@ def tools_call(
     _run(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema, release))
 
 
+cr_app = typer.Typer(
+    help="Change requests: the working tree's change, committed, pushed and opened.", no_args_is_help=True
+)
+app.add_typer(cr_app, name="cr")
+
+
+@cr_app.command("open")
+def cr_open(
+    title: Annotated[str, typer.Option("--title", metavar="TITLE", help="The commit's and the request's title.")],
+    path: PathArgument = ".",
+    body: Annotated[str | None, typer.Option("--body", metavar="TEXT", help="The request's description.")] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base", metavar="BRANCH", help="The branch to merge into (default: the current branch's upstream)."
+        ),
+    ] = None,
+    rules: RulesOption = None,
+) -> None:
+    """Open a change request of the working tree's change: one commit on a new branch, with the
+    tracked files changed and what the release needs (never stray files), checked as `validate`
+    checks it, pushed, and opened with the forge's own client where one is logged in. Your
+    branch, index and working tree stay as they are."""
+    from .change_request import cr_open as open_
+
+    _run(lambda: open_(title, body, base, path, rules))
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Argument(help="The project's folder (made if missing).")] = ".",
+    rules: RulesOption = None,
+) -> None:
+    """Write a new project's beeuni.yaml: the Beeuni tools under `tools:` and the session agent.
+    Never overwrites a manifest (exit 2)."""
+    from .init_project import init as init_
+
+    _run(lambda: init_(path, rules))
+
+
 @app.command()
 def daemon(
     path: PathArgument = ".",

@@ -492,6 +492,43 @@ SESSION_VALUES: dict[str, Shape] = {
 }
 
 
+#: the blanks `beeuni cr open` fills in its texts, and those it prints
+CR_MESSAGE_FIELDS = ("path", "remote", "base", "branch", "title", "detail", "url", "command")
+CR_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
+    """
+    no_title not_git no_remote many_remotes detached no_base no_commit base_moved nothing ignored invalid
+    git_failed push_failed forge_failed committed file pushed opened open_link open_by_hand
+    """.split()  # noqa: SIM905
+)
+_CR_MESSAGE = Template(CR_MESSAGE_FIELDS)
+#: the blanks of a forge client's arguments
+CR_FORGE_FIELDS = ("host", "path", "branch", "base", "title", "body")
+#: what `beeuni cr open` and `beeuni init` read (rules/commands.rules), when the rules define it
+CHANGE_VALUES: dict[str, Shape] = {
+    "CR_BRANCH": Record(
+        {
+            "prefix": Str("a branch name's start"),
+            "word": Regex("a regular expression: one word of a title"),
+            "max_length": Count(),
+            "fallback": Str("a branch name's word"),
+        }
+    ),
+    "CR_PUSH_LINK": Regex("a regular expression with a group: the link in a line of `git push`'s answer", 1),
+    "CR_FORGES": ListOf(
+        Record(
+            {
+                "name": Str(),
+                "command": Str("a program's name"),
+                "logged_in": ListOf(Template(CR_FORGE_FIELDS), "arguments"),
+                "open": ListOf(Template(CR_FORGE_FIELDS), "arguments"),
+            }
+        )
+    ),
+    "CR_MESSAGES": Record({key: _CR_MESSAGE for key in CR_MESSAGE_KEYS}, rest=_CR_MESSAGE),
+    "INIT_MANIFEST": Str("a manifest's text"),
+}
+
+
 #: the values read when the rules define them (``rules_interface.OPTIONAL_READ_BACK_VALUES``)
 OPTIONAL_VALUES: dict[str, Shape] = {
     "HELP_PATTERN": Regex("a regular expression with a group, a message's help part", 1),
@@ -504,6 +541,7 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     ),
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
+    **CHANGE_VALUES,
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
@@ -519,6 +557,8 @@ OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "session_model_ok": (("model",), Bool()),
     "tools_call_unknown": (("name",), Nullable(Str())),
     "fix_hint": (("count",), Str()),
+    "init_refusal": (("reason", "path"), Str()),
+    "init_summary": (("path", "folder"), ListOf(Str(), "lines")),
 }
 
 
