@@ -363,7 +363,7 @@ TURN_MESSAGE_FIELDS = ("tool", "agent", "detail", "allowed")
 TURN_MESSAGE_KEYS = tuple(
     """
     tool_not_found permission_denied permission_ask unknown_subagent subagent_too_deep too_many_requests
-    unreadable_arguments model_failed unknown_provider no_key
+    unreadable_arguments model_failed
     """.split()  # noqa: SIM905
 )
 #: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/arguments.py``)
