@@ -115,7 +115,7 @@ class TurnLoop:
 
         assert self._model is not None
         tools = [
-            ToolDefinition(name=t.name, description=t.description, parameters_json_schema=t.parameters)
+            ToolDefinition(name=t.name, description=t.description, parameters_json_schema=t.parameters, strict=False)
             for t in offered.values()
         ]
         parameters = ModelRequestParameters(function_tools=tools)

@@ -64,16 +64,23 @@ class UnknownApi(Exception):
 
 
 def open_model(choice: ModelChoice) -> Model:
-    """The pydantic-ai model for ``choice``."""
+    """The pydantic-ai model for ``choice``. Its profile keeps each tool's schema as the module
+    declares it: pydantic-ai would otherwise rewrite schemas for a provider's strict mode (drop
+    ``$schema``, add ``additionalProperties``), and the model is offered what the module says, on
+    both harnesses."""
+    from pydantic_ai.profiles import ModelProfile
+
+    as_declared = ModelProfile(json_schema_transformer=None)
     if choice.api == "openai":
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        return OpenAIChatModel(choice.model, provider=OpenAIProvider(base_url=choice.base_url, api_key=choice.key()))
+        provider = OpenAIProvider(base_url=choice.base_url, api_key=choice.key())
+        return OpenAIChatModel(choice.model, provider=provider, profile=as_declared)
     if choice.api == "anthropic":
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        provider = AnthropicProvider(api_key=choice.key(), base_url=choice.base_url)
-        return AnthropicModel(choice.model, provider=provider)
+        provider_a = AnthropicProvider(api_key=choice.key(), base_url=choice.base_url)
+        return AnthropicModel(choice.model, provider=provider_a, profile=as_declared)
     raise UnknownApi(choice.api)
