@@ -21,6 +21,7 @@ Median and worst of the runs for the start. Tests assert no timings; the figures
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -31,8 +32,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-
-import itertools
 
 from model_server import call, say, scripted_model  # noqa: E402
 from opencode_session import opencode_version, sessions_environment  # noqa: E402
