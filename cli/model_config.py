@@ -25,7 +25,7 @@ CONFIG_NAMES = ("config.json", "opencode.json", "opencode.jsonc")
 PROJECT_FILES = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
 #: bytes of one configuration file read
 MAX_CONFIG = 4 * 1024 * 1024
-_ENV = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV = re.compile(r"\{env:([^}]+)\}")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
