@@ -286,7 +286,7 @@ class Session:
         ``HARNESS_MODULES``; none for a harness whose tools are its own, or for one tool's
         call): each tool's key in the module host and the module's absolute path. The key is no
         tool name (it holds a `/`), so a harness tool's module never stands for a served tool."""
-        if self.only is not None:
+        if self.only is not None or "HARNESS_MODULES" not in run.program["lets"]:
             return {}
         rules = rules_folder(self._rules_of(snapshot))[0]
         return {

@@ -55,6 +55,10 @@ class _Rules:
     depth: int
 
 
+#: what the loop reads of the rules (rules/turns.rules), each optional for a rule set
+READ = ("TURN_MESSAGES", "DELEGATION_TOOL", "DELEGATION_ARGUMENTS", "TURN_LIMITS")
+
+
 class TurnLoop:
     def __init__(self, session: Session, spill: SpillFolder, choice: ModelChoice, emit: Emit) -> None:
         self.session = session

@@ -456,19 +456,6 @@ VALUES: dict[str, Shape] = {
     "BUN_MISSING": Str(),
     "HARNESS_FILES": ListOf(Str("a repo-relative path"), "paths"),
     "TOOL_FOLDERS": Record({}, rest=Str("a repo-relative folder")),
-    "HARNESS_MODULES": ListOf(
-        Record({"harness": Str("a harness name"), "tool": NAME, "module": Str("a path in the rules folder")})
-    ),
-    "DELEGATION_TOOL": Str("a tool name"),
-    "DELEGATION_ARGUMENTS": Record({"agent": Str("an argument name"), "prompt": Str("an argument name")}),
-    "TURN_LIMITS": Record({"requests": Count(), "subagent_depth": Count()}),
-    "MODEL_PROVIDERS": Record(
-        {}, rest=Record({"api": Str("an API"), "key": Str("a variable name"), "base_url": Nullable(Str("a URL"))})
-    ),
-    "MODEL_PACKAGES": Record({}, rest=Str("an API")),
-    "TURN_MESSAGES": Record(
-        {key: Template(TURN_MESSAGE_FIELDS) for key in TURN_MESSAGE_KEYS}, rest=Template(TURN_MESSAGE_FIELDS)
-    ),
 }
 #: the values above that hold a regular expression: checked when the rules are compiled, as the
 #: optional ones (``optional_readback.py``), not only when a manifest makes the engine read them
@@ -525,6 +512,20 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     ),
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
+    # the experimental harness's turn loop (rules/turns.rules; ``daemon/turns/``)
+    "HARNESS_MODULES": ListOf(
+        Record({"harness": Str("a harness name"), "tool": NAME, "module": Str("a path in the rules folder")})
+    ),
+    "DELEGATION_TOOL": Str("a tool name"),
+    "DELEGATION_ARGUMENTS": Record({"agent": Str("an argument name"), "prompt": Str("an argument name")}),
+    "TURN_LIMITS": Record({"requests": Count(), "subagent_depth": Count()}),
+    "MODEL_PROVIDERS": Record(
+        {}, rest=Record({"api": Str("an API"), "key": Str("a variable name"), "base_url": Nullable(Str("a URL"))})
+    ),
+    "MODEL_PACKAGES": Record({}, rest=Str("an API")),
+    "TURN_MESSAGES": Record(
+        {key: Template(TURN_MESSAGE_FIELDS) for key in TURN_MESSAGE_KEYS}, rest=Template(TURN_MESSAGE_FIELDS)
+    ),
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
