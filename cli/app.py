@@ -333,7 +333,7 @@ def daemon(
     )
 
 
-sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
+sessions_app = typer.Typer(help="Run a local session on either harness and read its log.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -349,12 +349,20 @@ def sessions_new(
         typer.Option("--model", metavar="PROVIDER/MODEL", help="The model (default: opencode's configured one)."),
     ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the end and print the final answer.")] = False,
+    harness: Annotated[
+        str,
+        typer.Option(
+            "--harness",
+            metavar="HARNESS",
+            help="standard (opencode, the default) or experimental (the turn loop in the daemon).",
+        ),
+    ] = "standard",
     rules: RulesOption = None,
 ) -> None:
-    """Start a session: the daemon and opencode, with the project's tools; print its id."""
+    """Start a session: the daemon and its harness, with the project's tools; print its id."""
     from .sessions import sessions_new as new
 
-    _run(lambda: new(path, rules, prompt, agent, model, wait))
+    _run(lambda: new(path, rules, prompt, agent, model, wait, harness))
 
 
 @sessions_app.command("prompt")

@@ -70,9 +70,10 @@ class SessionRequest:
     prompt: str
     agent: str
     model: str | None
-    opencode: str
+    opencode: str  # its path ("" on the experimental harness, which runs without it)
     bun: str
     session_id: str | None = None
+    harness: str = "standard"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -8,7 +8,10 @@ never in the repository.
                                    its digest before opencode loads it), the package linked in
         sessions/<id>.json         beeuni's record: agent, model, prompt, start, status, answer
         sessions/<id>.export.json  opencode's own records of the session ({info, messages}, as
-                                   `opencode export` prints them), taken when it ended
+                                   `opencode export` prints them), taken when it ended; on the
+                                   experimental harness, the turn loop's in the same shape
+        sessions/<id>.history.json the experimental harness's conversation, as the model is sent
+                                   it again at the next turn
         sessions/<id>.daemon.log   what the daemon and opencode logged
         sessions/<id>.opencode.log
         outputs/                   the outputs the daemon spilled in sessions (`--spill-dir`):
@@ -35,6 +38,7 @@ RECORD_SUFFIX = ".json"
 #: what opencode writes into its configuration folder when it installs the plugin's package
 PACKAGE_FILES = ("package.json", "package-lock.json", "bun.lock")
 EXPORT_SUFFIX = ".export.json"
+HISTORY_SUFFIX = ".history.json"
 LOG_NAMES = ("daemon", "opencode")
 
 
@@ -91,7 +95,9 @@ class SessionStore:
         return [
             entry[: -len(RECORD_SUFFIX)]
             for entry in os.listdir(self.folder)
-            if entry.endswith(RECORD_SUFFIX) and not entry.endswith(EXPORT_SUFFIX) and not entry.startswith(".")
+            if entry.endswith(RECORD_SUFFIX)
+            and not entry.endswith((EXPORT_SUFFIX, HISTORY_SUFFIX))
+            and not entry.startswith(".")
         ]
 
     def write(self, record: dict[str, Any]) -> None:
@@ -120,3 +126,13 @@ class SessionStore:
 
     def read_export(self, session_id: str) -> dict[str, Any] | None:
         return self.read(session_id, EXPORT_SUFFIX)
+
+    def write_history(self, session_id: str, history: list[Any]) -> None:
+        path = os.path.join(self.folder, session_id + HISTORY_SUFFIX)
+        write_private(path, json.dumps({"messages": history}).encode())
+
+    def read_history(self, session_id: str) -> list[Any]:
+        """The experimental harness's conversation so far (``[]`` before the first turn)."""
+        document = self.read(session_id, HISTORY_SUFFIX)
+        found = document.get("messages") if document is not None else None
+        return found if isinstance(found, list) else []

@@ -44,8 +44,7 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> FastAPI:
-    spill = SpillFolder(spill_dir)
+def create_app(session: Session, token: str, max_body: int, spill: SpillFolder) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -301,6 +301,18 @@ def _views_are_listed(harness: dict[str, Any]) -> tuple[str, str] | None:
     return where, f"names `{view}`, which is none of the harness's views ({', '.join(ids) or 'none'})"
 
 
+class Count(Shape):
+    """A whole number, zero or more (a limit)."""
+
+    what = "a whole number, zero or more"
+
+    def plain(self, value: Any) -> int:
+        number = unwrap(value)
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+            return number
+        raise self.wrong(value)
+
+
 # The shapes -------------------------------------------------------------------------------------
 
 STRINGS = ListOf(Str())
@@ -346,6 +358,14 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
+#: the texts of the experimental harness's turn loop (``daemon/turns/``) and the blanks it fills
+TURN_MESSAGE_FIELDS = ("tool", "agent", "detail", "allowed")
+TURN_MESSAGE_KEYS = tuple(
+    """
+    tool_not_found permission_denied permission_ask unknown_subagent subagent_too_deep too_many_requests
+    unreadable_arguments model_failed
+    """.split()  # noqa: SIM905
+)
 #: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/arguments.py``)
 _ARGUMENT_MESSAGE = Template(("property", "value", "allowed", "keyword"))
 ARGUMENT_MESSAGES = Record({"root": Str(), "keywords": Record({}, rest=_ARGUMENT_MESSAGE), "other": _ARGUMENT_MESSAGE})
@@ -468,18 +488,6 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
 }
 
 
-class Count(Shape):
-    """A whole number, zero or more (a limit)."""
-
-    what = "a whole number, zero or more"
-
-    def plain(self, value: Any) -> int:
-        number = unwrap(value)
-        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
-            return number
-        raise self.wrong(value)
-
-
 #: the blanks `beeuni sessions` fills in its texts
 SESSION_MESSAGE_FIELDS = ("id", "status", "agent", "model", "created", "tool", "detail", "path")
 #: what `beeuni sessions` reads (rules/sessions.rules), when the rules define it
@@ -542,6 +550,20 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
     **CHANGE_VALUES,
+    # the experimental harness's turn loop (rules/turns.rules; ``daemon/turns/``)
+    "HARNESS_MODULES": ListOf(
+        Record({"harness": Str("a harness name"), "tool": NAME, "module": Str("a path in the rules folder")})
+    ),
+    "DELEGATION_TOOL": Str("a tool name"),
+    "DELEGATION_ARGUMENTS": Record({"agent": Str("an argument name"), "prompt": Str("an argument name")}),
+    "TURN_LIMITS": Record({"requests": Count(), "subagent_depth": Count()}),
+    "MODEL_PROVIDERS": Record(
+        {}, rest=Record({"api": Str("an API"), "key": Str("a variable name"), "base_url": Nullable(Str("a URL"))})
+    ),
+    "MODEL_PACKAGES": Record({}, rest=Str("an API")),
+    "TURN_MESSAGES": Record(
+        {key: Template(TURN_MESSAGE_FIELDS) for key in TURN_MESSAGE_KEYS}, rest=Template(TURN_MESSAGE_FIELDS)
+    ),
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
