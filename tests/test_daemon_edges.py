@@ -659,6 +659,29 @@ def next_answer(answers: Any) -> tuple[int, Any]:
     return status, json.loads(answers.read(length))
 
 
+def test_pipelined_bodies_chunked_or_declared_are_each_answered_in_order(daemon: Daemon) -> None:
+    """Sixty requests with the token, sent at once on one connection before any answer is read:
+    the edge feeds their heads in steps and holds what follows the eighth queued one, and each
+    body — chunked or of a declared length — reaches its own call."""
+    host = daemon.url.removeprefix("http://")
+    requests = b""
+    for n in range(60):
+        body = json.dumps({"n": n, "pad": "x" * 3000}).encode()
+        fields = f"POST /beeuni/tools/echo HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {daemon.token}\r\n"
+        if n % 2:
+            chunks = [body[i : i + 700] for i in range(0, len(body), 700)]
+            framed = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
+            requests += f"{fields}Transfer-Encoding: chunked\r\n\r\n".encode() + framed
+        else:
+            requests += f"{fields}Content-Length: {len(body)}\r\n\r\n".encode() + body
+    with connect(daemon) as connection:
+        connection.sendall(requests)
+        answers = connection.makefile("rb")
+        for n in range(60):
+            status, answer = next_answer(answers)
+            assert status == 200 and json.loads(answer["output"])["args"] == {"n": n, "pad": "x" * 3000}
+
+
 REFUSALS_COUNTED = re.compile(r"^\[daemon\] (\d+) more refusals in the last (\d+) s were counted, not logged .*: (.*)$")
 
 
