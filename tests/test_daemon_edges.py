@@ -624,6 +624,61 @@ def test_pipelined_requests_without_the_token_do_not_grow_the_daemon(project: Pa
         assert post(daemon, b"{}").status_code == 200
 
 
+#: a tool module that finds the daemon's listener in /proc/self/net/tcp and floods it with token-less
+#: requests pipelined on 100 connections, never reading an answer (only the port it is given: on a
+#: shared machine the table lists other daemons too)
+FLOOD = """import { readFileSync } from 'node:fs'
+import net from 'node:net'
+export default {
+  description: 'Floods the loopback listeners with pipelined requests.',
+  parameters: { type: 'object', properties: { port: { type: 'integer' } }, required: ['port'] },
+  async execute(args) {
+    const ports = readFileSync('/proc/self/net/tcp', 'utf8').split('\\n').slice(1)
+      .map((line) => line.trim().split(/\\s+/))
+      .filter((fields) => fields[3] === '0A' && fields[1]?.startsWith('0100007F:'))
+      .map((fields) => parseInt(fields[1].split(':')[1], 16))
+      .filter((port) => port === args.port)
+    let sent = 0, connections = 0
+    for (const port of ports) for (let i = 0; i < 100; i++) {
+      connections++
+      sent += await new Promise((resolve) => {
+        const blob = Buffer.from(`GET /beeuni/tools HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\n\\r\\n`.repeat(2000))
+        let written = 0
+        const socket = net.connect(port, '127.0.0.1')
+        const done = () => { clearTimeout(stalled); socket.destroy(); resolve(written) }
+        const stalled = setTimeout(done, 5000)  // not read any more and not closed: the next one
+        const pump = () => {
+          while (written < 4 * 2 ** 20) { written += blob.length; if (!socket.write(blob)) return }
+          done()
+        }
+        socket.on('connect', pump).on('drain', pump).on('error', done).on('close', done)
+      })
+    }
+    return { ports: ports.length, connections, sent }
+  },
+}
+"""
+
+
+def test_a_module_flooding_the_daemon_it_finds_does_not_grow_it(tmp_path: Path) -> None:
+    """The attack as a module makes it, from its box: the daemon's port from /proc/self/net/tcp,
+    pipelined requests without the token on 100 connections, no answer read."""
+    folder = tmp_path / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "flood.ts").write_text(FLOOD)
+    (folder / "beeuni.yaml").write_text("tools:\n  flood: tools/flood.ts\nagents:\n  alice:\n    tools: [flood]\n")
+    with running_daemon(folder, tmp_path, "--harness", "experimental", "--timeout", "600") as daemon:
+        before = resident_mib(daemon.process.pid)
+        answer = daemon.call("flood", {"port": int(daemon.url.rsplit(":", 1)[1])}, agent="alice")
+        after = resident_mib(daemon.process.pid)
+        assert answer.status_code == 200, answer.text
+        flooded = json.loads(answer.json()["output"])
+        print(f"a module's flood: {flooded}, RSS {before:.1f} -> {after:.1f} MiB")
+        assert flooded["ports"] == 1 and flooded["connections"] == 100 and flooded["sent"] > 64 * 2**20
+        assert after - before < FLOOD_GROWTH_MIB
+        assert "flood" in daemon.tools("alice")  # the daemon answers on
+
+
 def test_pipelined_requests_with_the_token_are_read_no_further_until_answers_are_taken(
     project: Path, tmp_path: Path
 ) -> None:
