@@ -24,7 +24,9 @@ head or body never ends (``timeout_keep_alive`` runs between requests only). So 
   without reading its answers grew the daemon by gigabytes. Here the parser is fed a head
   ``STEP`` bytes at a time, and once ``MAX_PIPELINED`` requests wait, a connection without the
   token is closed; one with the token is read no further — the rest of its read is held, at
-  most one read, and fed when an answer has gone out.
+  most one read, and fed when an answer has gone out;
+* keeps no body of a connection that has not presented the token (the app refuses its requests
+  before it reads a body).
 
 A refused connection's answer is written, its sending side shut, and what the client still
 sends is read and dropped for ``LINGER`` seconds: closed at once, the unread bytes would make
@@ -191,9 +193,12 @@ class BoundedProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
+        """A body is kept for the app only on a connection that presented the token: without it
+        the app answers 401 before it reads a body, so none is kept (uvicorn would keep a read's
+        worth, up to 256 KiB, for each such connection until it closes)."""
         if self.body_left is not None:
             self.body_left -= len(body)
-        if not self.refused:
+        if not self.refused and self not in self.edges.unproven:
             super().on_body(body)
 
     def on_message_complete(self) -> None:

@@ -737,6 +737,23 @@ def test_pipelined_bodies_chunked_or_declared_are_each_answered_in_order(daemon:
             assert status == 200 and json.loads(answer["output"])["args"] == {"n": n, "pad": "x" * 3000}
 
 
+def test_bodies_without_the_token_are_not_kept(project: Path, tmp_path: Path) -> None:
+    """200 connections without the token, each sending a megabyte of a body it declares 64 MiB
+    long and staying open: the daemon keeps none of it (the app refuses before it reads a body)."""
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon, contextlib.ExitStack() as stack:
+        host = daemon.url.removeprefix("http://")
+        request = f"POST /beeuni/tools/count HTTP/1.1\r\nHost: {host}\r\nContent-Length: {64 * 2**20}\r\n\r\n"
+        before = resident_mib(daemon.process.pid)
+        for _ in range(200):
+            connection = stack.enter_context(connect(daemon))
+            connection.sendall(request.encode())
+            pipeline(daemon, connection, b"x" * 65536, 2**20)
+        after = resident_mib(daemon.process.pid)
+        print(f"bodies without the token: RSS {before:.1f} -> {after:.1f} MiB")
+        assert after - before < FLOOD_GROWTH_MIB / 2
+        assert post(daemon, b"{}").status_code == 200
+
+
 REFUSALS_COUNTED = re.compile(r"^\[daemon\] (\d+) more refusals in the last (\d+) s were counted, not logged .*: (.*)$")
 
 
