@@ -128,11 +128,8 @@ def _private_parent() -> str:
     the user's own) when set, else the temporary folder — where the socket's path still fits a
     unix address; the folder itself is the runner's alone either way (mode 0700)."""
     for parent in (os.environ.get("XDG_RUNTIME_DIR", ""), tempfile.gettempdir(), "/tmp"):
-        if (
-            parent
-            and os.path.isdir(parent)
-            and len(parent) + len("/beeuni-session-XXXXXXXX/control") <= SOCKET_PATH_MAX
-        ):
+        fits = len(parent) + len("/beeuni-session-XXXXXXXX/control") <= SOCKET_PATH_MAX
+        if parent and fits and os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK):
             return parent
     return "/tmp"
 
