@@ -329,20 +329,7 @@ HARNESS = Checked(
     _views_are_listed,
 )
 #: the blanks the daemon fills in its answers, and the answers it gives
-MESSAGE_FIELDS = (
-    "tool",
-    "agent",
-    "detail",
-    "size",
-    "lines",
-    "path",
-    "caller",
-    "pid",
-    "command",
-    "port",
-    "count",
-    "seconds",
-)
+MESSAGE_FIELDS = tuple("tool agent detail size lines path caller pid command port count seconds".split())  # noqa: SIM905
 DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
     """
     not_loaded not_visible unknown_agent not_delegating timed_out host_died output_too_large
