@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
 import os
 import secrets
 import socket
@@ -26,6 +27,7 @@ from .messages import rules_texts, say
 from .output import SpillFolder
 from .plugin import PluginRefused, write_plugin
 from .ptrace_guard import memory_unguarded
+from .refusals import BURST, RefusalFilter, Refusals
 from .session import Session, StartRefused
 
 
@@ -99,7 +101,18 @@ def serve(
                 return await _stop(session, starter, 2)
         # the app makes its spill folder before a client can call
         spill = SpillFolder(spill_dir or os.path.join(session.private.path, "spill"))
-        app = create_app(session, token, max_body, spill)
+        refusals = Refusals(
+            log_line,
+            lambda kind, count, seconds: say(
+                session.messages(),
+                "refusals_counted",
+                detail=kind,
+                count=str(count),
+                seconds=f"{seconds:g}",
+                lines=str(BURST),
+            ),
+        )
+        app = create_app(session, token, max_body, spill, refusals)
         document = {
             "url": url,
             "token": token,
@@ -122,7 +135,8 @@ def serve(
         gc.freeze()
         gc.enable()
         edges = Edges(token, session.messages, read_timeout, unproven_bound())
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges))
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges), ws="none")
+        logging.getLogger("uvicorn.error").addFilter(RefusalFilter(refusals))  # after the Config set logging up
         try:
             await uvicorn.Server(config).serve(sockets=[listener])
         finally:

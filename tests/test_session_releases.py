@@ -8,8 +8,10 @@ new release's tools; while a turn runs, the daemon serves the new release from i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,10 @@ def test_a_later_turn_of_the_same_conversation_calls_the_tool_a_convergence_adde
 
 
 def test_a_convergence_while_a_turn_runs_is_served_from_the_next_call_on(tmp_path: Path) -> None:
+    """...with a dozen connections to the runner's control socket that send nothing, open all
+    along: `sessions converge` is answered all the same."""
+    from beeuni.daemon.secrets import project_dir
+
     project = Project(tmp_path)
     prompt = "Wait for a go, then greet me."
     turns = [call("wait_for_go", {}), call("greet", {}), say("done")]
@@ -146,7 +152,12 @@ def test_a_convergence_while_a_turn_runs_is_served_from_the_next_call_on(tmp_pat
         wait_until(lambda: any(c["tool"] == "wait_for_go" for c in tool_calls(project.log(session_id))), "the wait")
         (project.folder / "tools" / "greet.ts").write_text(GREET.replace("'hello'", "'hi there'"))
         release = project.commit("another greeting")
-        converged = project.beeuni("sessions", "converge", session_id)
+        record = Path(project_dir(str(project.folder), str(tmp_path / "state"))) / "sessions" / f"{session_id}.json"
+        with contextlib.ExitStack() as silent:
+            for _ in range(12):
+                connection = silent.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+                connection.connect(json.loads(record.read_text())["control"]["path"])
+            converged = project.beeuni("sessions", "converge", session_id)
         assert converged.code == 0, converged.stderr
         assert converged.stdout.startswith(f"session {session_id} serves {release[:12]} (was ")
         assert "tools changed greet" in converged.stdout

@@ -341,7 +341,7 @@ HARNESS = Checked(
     _views_are_listed,
 )
 #: the blanks the daemon fills in its answers, and the answers it gives
-MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path", "caller", "pid", "command", "port")
+MESSAGE_FIELDS = tuple("tool agent detail size lines path caller pid command port count seconds".split())  # noqa: SIM905
 DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
     """
     not_loaded not_visible unknown_agent not_delegating timed_out host_died output_too_large
@@ -354,6 +354,7 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json not_filtered filter_required headers_too_large request_timeout
+    without_token refusals_counted
     """.split()  # noqa: SIM905
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
