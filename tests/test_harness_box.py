@@ -143,7 +143,7 @@ def test_the_plugin_imports_nothing_from_a_node_modules_planted_above_it(tmp_pat
     confined."""
     repo = Monorepo(tmp_path)
     marker = tmp_path / "planted-imported"
-    planted = repo.tmp / "node_modules" / "@opencode-ai" / "plugin"
+    planted = tmp_path / "node_modules" / "@opencode-ai" / "plugin"  # above the state folder, in TMPDIR
     planted.mkdir(parents=True)
     (planted / "package.json").write_text(
         json.dumps({"name": "@opencode-ai/plugin", "type": "module", "main": "index.js"})
@@ -158,7 +158,7 @@ def test_the_plugin_imports_nothing_from_a_node_modules_planted_above_it(tmp_pat
         finished = subprocess.run(
             [BEEUNI, "sessions", "new", "--wait", "--prompt", prompt],
             cwd=repo.folder,
-            env={**os.environ, "NO_COLOR": "1", **env, "BEEUNI_LANDLOCK": "off"},
+            env={**os.environ, "NO_COLOR": "1", **env, "BEEUNI_LANDLOCK": "off", "TMPDIR": str(tmp_path)},
             capture_output=True,
             text=True,
             timeout=SESSION_LIMIT,
