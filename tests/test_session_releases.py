@@ -194,25 +194,14 @@ LOOK = (
 def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(tmp_path: Path) -> None:
     """opencode takes its server password from its environment; a command the model runs inherits
     opencode's environment, and as the same user could read opencode's first environment in /proc.
-    opencode runs here without capabilities, as a user's process does (this suite runs as root)."""
+    opencode runs without capabilities, as a user's process does (this suite runs as root): its
+    box drops them (``daemon/harness_box.py``)."""
     project = Project(tmp_path)
-    capless = tmp_path / "opencode-without-capabilities"
-    opencode = project.env(None)["BEEUNI_OPENCODE"]
-    capless.write_text(f'#!/bin/sh\nexec setpriv --bounding-set=-all --inh-caps=-all "{opencode}" "$@"\n')
-    capless.chmod(0o755)
     prompt = "Look around."
     with scripted_model(
         {prompt: [call("bash", {"command": LOOK, "description": "Look around"}), say("done")]}
     ) as model:
-        env = {**os.environ, "NO_COLOR": "1", **project.env(model), "BEEUNI_OPENCODE": str(capless)}
-        finished = subprocess.run(
-            [BEEUNI, "sessions", "new", "--wait", "--prompt", prompt],
-            cwd=project.folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=SESSION_LIMIT,
-        )
+        finished = project.sessions(model, "new", "--wait", "--prompt", prompt)
     assert finished.returncode == 0, finished.stderr
     (looked,) = tool_calls(project.log(finished.stdout.split("\n", 1)[0]))
     assert (looked["tool"], looked["status"]) == ("bash", "completed")
@@ -220,8 +209,9 @@ def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(
 
 
 def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_path: Path) -> None:
-    """opencode loads the project's own plugins from the working tree, beside the daemon's token;
-    one an agent wrote there (with `edit`, say) stops the next turn before opencode starts."""
+    """opencode would load the project's own plugins from the working tree, beside the daemon's
+    token; a turn gives it the release's instead, so one an agent wrote there (with `edit`, say)
+    never loads, and the turns go on."""
     project = Project(tmp_path)
     marker = tmp_path / "loaded"
     evil = f"import {{ writeFileSync }} from 'node:fs'\nwriteFileSync('{marker}', 'x')\n"
@@ -232,15 +222,6 @@ def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_p
         session_id = started.stdout.split("\n", 1)[0]
         (project.folder / ".opencode" / "plugin").mkdir(parents=True)
         (project.folder / ".opencode" / "plugin" / "evil.ts").write_text(evil)
-        refused = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
-        assert refused.returncode == 1
-        assert refused.stderr == (
-            "beeuni: opencode's configuration in the working tree is not the release's"
-            " (.opencode/plugin/evil.ts): opencode would load it beside the daemon's token, so the turn was not"
-            " started; commit it and converge the session, or restore it\n"
-        )
-        assert not marker.exists()
-        (project.folder / ".opencode" / "plugin" / "evil.ts").unlink()
         again = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
         assert again.returncode == 0, again.stderr
     assert not marker.exists()
