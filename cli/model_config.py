@@ -3,8 +3,9 @@ opencode's ``provider`` entries and ``model``, so that a project configures its 
 both harnesses.
 
 Read, later ones winning (provider entries merged key by key, as opencode merges them): the
-user's global configuration (``$XDG_CONFIG_HOME/opencode/`` or ``~/.config/opencode/``:
-``config.json``, ``opencode.json``, ``opencode.jsonc``), the file ``OPENCODE_CONFIG`` names, the
+models of the user's global configuration (``$XDG_CONFIG_HOME/opencode/`` or
+``~/.config/opencode/``: ``config.json``, ``opencode.json``, ``opencode.jsonc``; its ``provider``,
+``model`` and ``small_model``, what a standard harness's turn is given of it too), the file ``OPENCODE_CONFIG`` names, the
 project's ``opencode.json(c)`` and ``.opencode/opencode.json(c)`` *as the release holds them* (the
 working tree is where the session's agents write: a provider address they wrote would receive
 the conversation and the key), and ``OPENCODE_CONFIG_CONTENT``. ``{env:NAME}`` in a value is the
@@ -51,16 +52,31 @@ class ModelProblem(Exception):
         self.blanks = blanks
 
 
+#: what a session takes of the user's global opencode configuration: its models, never a plugin,
+#: an MCP server, an agent or anything else that runs
+MODEL_KEYS = ("provider", "model", "small_model")
+
+
+def user_models(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """The models of the user's global opencode configuration (``MODEL_KEYS`` of it): the
+    standard harness's turn is given them too, so that a model is configured once for both."""
+    env = os.environ if environ is None else environ
+    home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
+    merged: dict[str, Any] = {}
+    for name in CONFIG_NAMES:
+        document = _read(os.path.join(home, "opencode", name))
+        if isinstance(document, dict):
+            _merge(merged, {key: document[key] for key in MODEL_KEYS if key in document})
+    return merged
+
+
 def settings(release_root: str | None, environ: dict[str, str] | None = None) -> dict[str, Any]:
     """opencode's configuration as the experimental harness reads it (see above)."""
     env = os.environ if environ is None else environ
-    home = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME", os.path.expanduser("~")), ".config")
-    paths = [os.path.join(home, "opencode", name) for name in CONFIG_NAMES]
-    if env.get("OPENCODE_CONFIG"):
-        paths.append(env["OPENCODE_CONFIG"])
+    merged = user_models(env)
+    paths = [env["OPENCODE_CONFIG"]] if env.get("OPENCODE_CONFIG") else []
     if release_root is not None:
         paths += [os.path.join(release_root, name) for name in PROJECT_FILES]
-    merged: dict[str, Any] = {}
     for path in paths:
         document = _read(path)
         if document is not None:

@@ -18,13 +18,16 @@ and from ``~/.claude``. A turn gives it only the session's:
   the daemon's copy of the release: ``.opencode/…`` into ``home/.opencode/``, the project's
   ``opencode.json(c)`` and ``AGENTS.md`` into the configuration folder;
 * the user's ``OPENCODE_CONFIG`` (copied into the turn's folder) and ``OPENCODE_CONFIG_CONTENT``:
-  what the user named in the environment of the command;
+  what the user named in the environment of the command; and of the user's global configuration
+  its models alone (``provider``, ``model``, ``small_model``; ``model_config.user_models``), as the
+  configuration folder's ``config.json`` — no plugin, MCP server or agent of it;
 * opencode's data, state and cache folders stay the user's (``XDG_DATA_HOME`` … as before), so
   that a session's conversation goes on from turn to turn and ``opencode auth login`` counts.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -35,6 +38,7 @@ from ..daemon.harness_box import HarnessBox, harness_box
 from ..daemon.plugin import ZOD
 from ..daemon.secrets import state_dir
 from ..engine.paths import git_top, upward
+from .model_config import ConfigProblem, user_models
 
 #: the XDG folders opencode keeps its own data in, and where they are when the variable is unset
 DATA_FOLDERS = {
@@ -43,6 +47,7 @@ DATA_FOLDERS = {
     "XDG_CACHE_HOME": (".cache",),
 }
 USER_CONFIG = "user-config.json"  # the copy of the user's OPENCODE_CONFIG
+GLOBAL_MODELS = "config.json"  # the global folder's first file: the user's models, read before the rest
 INSTRUCTIONS = "AGENTS.md"  # where opencode reads the configuration folder's instructions
 
 
@@ -88,6 +93,13 @@ def environment(env: dict[str, str], turn: TurnFolders) -> dict[str, str]:
         OPENCODE_DISABLE_CLAUDE_CODE="1",
         OPENCODE_DISABLE_EXTERNAL_SKILLS="1",
     )
+    try:
+        models = user_models(env)  # the user's models, configured once for both harnesses
+    except ConfigProblem:
+        models = {}  # a broken global file: opencode is not given it (and says no model, if so)
+    if models:
+        with open(os.path.join(turn.config, GLOBAL_MODELS), "w", encoding="utf-8") as handle:
+            json.dump(models, handle)
     user_config = env.get("OPENCODE_CONFIG")
     if user_config:
         copy = os.path.join(turn.root, USER_CONFIG)
