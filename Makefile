@@ -27,7 +27,7 @@ $(BUN): package.json package-lock.json
 	touch $(BUN)
 
 # The Bun installed here is linked beside the virtualenv's scripts, where `beeuni` finds it
-# without PATH (daemon/bun.py).
+# without PATH (daemon/host/bun.py).
 setup: $(DEPS) $(BUN)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
 	ln -sf $(BUN) $(BIN)/bun

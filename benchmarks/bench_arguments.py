@@ -3,7 +3,7 @@ daemon's per-call overhead.
 
     .venv/bin/python benchmarks/bench_arguments.py [--calls 2000]
 
-1. The check alone (``daemon/arguments.py``: the validator built at load, then ``is_valid`` per
+1. The check alone (``daemon/host/arguments.py``: the validator built at load, then ``is_valid`` per
    call), in µs per call, for a small schema (``git_log``: four properties) and a large real one
    (the schemas of the test zoo's 14 MCP-style tools, side by side as one object, seven of them
    filled in), with valid arguments — the common case. jsonschema's cost grows with the number
@@ -53,7 +53,7 @@ LARGE_ARGS = {
 
 def check_cost(schema: dict[str, Any], args: dict[str, Any], calls: int) -> tuple[float, float]:
     """µs per check (p50, p99) of ``args`` against ``schema``, with the validator built once."""
-    from beeuni.daemon.arguments import argument_problem, validator_of
+    from beeuni.daemon.host.arguments import argument_problem, validator_of
 
     validator = validator_of(schema)
     texts = {"root": "", "keywords": {}, "other": ""}

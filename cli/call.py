@@ -32,8 +32,8 @@ def tools_call(
     schema: bool = False,
     release: str | None = None,
 ) -> int:
-    from ..daemon.call_once import call_once, describe_once
-    from ..daemon.session import Session, StartRefused
+    from ..daemon.host.call_once import call_once, describe_once
+    from ..daemon.serving.session import Session, StartRefused
 
     if arguments == "-":
         arguments = sys.stdin.read()

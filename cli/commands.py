@@ -415,7 +415,7 @@ def _rule_summary(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 def secrets_set(assignment: str, path: str, rules: str | None) -> int:
-    from ..daemon.secrets import SecretStore
+    from ..daemon.serving.secrets import SecretStore
 
     name, equals, source = assignment.partition("=")
     if not equals or source != "-":
@@ -439,7 +439,7 @@ def secrets_set(assignment: str, path: str, rules: str | None) -> int:
 
 
 def secrets_rm(name: str, path: str, rules: str | None) -> int:
-    from ..daemon.secrets import SecretStore
+    from ..daemon.serving.secrets import SecretStore
 
     run = open_project(path, rules)
     if not SecretStore(run.repo.root).remove(name):
@@ -449,7 +449,7 @@ def secrets_rm(name: str, path: str, rules: str | None) -> int:
 
 
 def secrets_ls(path: str) -> int:
-    from ..daemon.secrets import SecretStore
+    from ..daemon.serving.secrets import SecretStore
 
     repo, _ = locate(path)
     for name in SecretStore(repo.root).names():

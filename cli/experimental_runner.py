@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict
 from typing import IO, Any
 
-from ..daemon.handoff import HandOff
+from ..daemon.edge.handoff import HandOff
 from .model_config import ConfigProblem, ModelProblem, NoModel, choose, settings
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
 from .session_control import ControlServer

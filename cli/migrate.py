@@ -89,7 +89,7 @@ def _read_candidates(
 
 
 def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str, Any]]:
-    from ..daemon.probe import probe_modules
+    from ..daemon.host.probe import probe_modules
 
     zod = [{"package": str(s["package"]), "member": str(s["member"])} for s in run.output("OPENCODE_ZOD_SOURCES")]
     modules = [(path, run.repo.absolute(path)) for path in paths]

@@ -5,7 +5,8 @@ both harnesses.
 Read, later ones winning (provider entries merged key by key, as opencode merges them): the
 models of the user's global configuration (``$XDG_CONFIG_HOME/opencode/`` or
 ``~/.config/opencode/``: ``config.json``, ``opencode.json``, ``opencode.jsonc``; its ``provider``,
-``model`` and ``small_model``, what a standard harness's turn is given of it too), the file ``OPENCODE_CONFIG`` names, the
+``model`` and ``small_model``, what a standard harness's turn is given of it too), the file
+``OPENCODE_CONFIG`` names, the
 project's ``opencode.json(c)`` and ``.opencode/opencode.json(c)`` *as the release holds them* (the
 working tree is where the session's agents write: a provider address they wrote would receive
 the conversation and the key), and ``OPENCODE_CONFIG_CONTENT``. ``{env:NAME}`` in a value is the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..daemon.turns.model import ModelChoice
@@ -57,7 +59,7 @@ class ModelProblem(Exception):
 MODEL_KEYS = ("provider", "model", "small_model")
 
 
-def user_models(environ: dict[str, str] | None = None) -> dict[str, Any]:
+def user_models(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The models of the user's global opencode configuration (``MODEL_KEYS`` of it): the
     standard harness's turn is given them too, so that a model is configured once for both."""
     env = os.environ if environ is None else environ
@@ -70,7 +72,7 @@ def user_models(environ: dict[str, str] | None = None) -> dict[str, Any]:
     return merged
 
 
-def settings(release_root: str | None, environ: dict[str, str] | None = None) -> dict[str, Any]:
+def settings(release_root: str | None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """opencode's configuration as the experimental harness reads it (see above)."""
     env = os.environ if environ is None else environ
     merged = user_models(env)
@@ -91,7 +93,7 @@ def choose(
     requested: str | None,
     providers: dict[str, dict[str, str | None]],
     packages: dict[str, str],
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> ModelChoice:
     """The model ``requested`` (``PROVIDER/MODEL``), else the configuration's ``model``."""
     env = os.environ if environ is None else environ

@@ -16,8 +16,8 @@ def add_module_facts(run: ProjectRun, limit: float) -> None:
     """In a git repository the modules are loaded in a copy of the release (what git tracks:
     ``engine/release/linked_copy.py``), so that none loads there that a session could not load; one
     that git does not track is not loaded (the release rules report it)."""
-    from ..daemon.probe import probe_modules
-    from ..daemon.schema_offer import uncarried
+    from ..daemon.host.probe import probe_modules
+    from ..daemon.host.schema_offer import uncarried
     from ..engine.release.linked_copy import release_copy
 
     declared = [(str(entry["name"]), str(entry["module"])) for entry in run.output("modules_to_load")]

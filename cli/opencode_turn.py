@@ -33,10 +33,10 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..daemon.confine import allowed_around
-from ..daemon.harness_box import HarnessBox, harness_box
+from ..daemon.box.confine import allowed_around
+from ..daemon.box.harness_box import HarnessBox, harness_box
 from ..daemon.plugin import ZOD
-from ..daemon.secrets import state_dir
+from ..daemon.serving.secrets import state_dir
 from ..engine.paths import git_top, upward
 from .model_config import ConfigProblem, user_models
 

@@ -42,7 +42,7 @@ def start_group(
 ) -> subprocess.Popen[bytes]:
     """Start ``command`` as the leader of a new process group; its standard output and error
     go to ``log``; of the other descriptors it inherits ``pass_fds`` alone. ``before_exec`` runs
-    in the child last before ``exec`` (a box to put it in: ``daemon/harness_box.py``)."""
+    in the child last before ``exec`` (a box to put it in: ``daemon/box/harness_box.py``)."""
 
     def prepare() -> None:
         _die_with_parent()

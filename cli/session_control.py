@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..daemon.handoff import read_line
+from ..daemon.edge.handoff import read_line
 
 #: bytes of one request or answer
 LIMIT = 1024 * 1024

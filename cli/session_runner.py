@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-from ..daemon.handoff import VARIABLE, HandOff
+from ..daemon.edge.handoff import VARIABLE, HandOff
 from ..daemon.plugin import PluginMismatch, verify
 from . import opencode_turn
 from .opencode_server import OpencodeError, OpencodeServer
@@ -191,8 +191,8 @@ def _start(
     gives opencode the release's own project configuration, and hands the connection on to
     opencode on another socket, which the plugin reads when opencode first loads its
     configuration — at the first request that names the project, after both are ready
-    (``daemon/handoff.py``). opencode reads no configuration but the turn's
-    (``opencode_turn.py``) and runs in a box of its own (``daemon/harness_box.py``)."""
+    (``daemon/edge/handoff.py``). opencode reads no configuration but the turn's
+    (``opencode_turn.py``) and runs in a box of its own (``daemon/box/harness_box.py``)."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
     to_daemon, to_opencode = HandOff(), HandOff()

@@ -1,4 +1,4 @@
-"""Where a project's sessions are kept: in its private state folder (``daemon/secrets.py``),
+"""Where a project's sessions are kept: in its private state folder (``daemon/serving/secrets.py``),
 never in the repository.
 
     <state>/projects/<project id>/
@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from ..daemon.secrets import project_dir, write_private
+from ..daemon.serving.secrets import project_dir, write_private
 from .opencode_turn import TurnFolders
 
 RECORD_SUFFIX = ".json"

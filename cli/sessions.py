@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..daemon.changes import SHORT
 from ..daemon.messages import say
+from ..daemon.serving.changes import SHORT
 from ..engine.lang.values import text
 from ..engine.paths import git_top
 from ..engine.printable import printable

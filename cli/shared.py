@@ -40,12 +40,12 @@ class UsageError(Exception):
 
 def bun(rules: ProjectRun | str | None, project: str | None = None) -> str:
     """Bun's path, for the commands that run tool modules of a project (a run, or ``project``: a
-    manifest or its folder, as on the command line; ``daemon/bun.py`` says where it looks); without
+    manifest or its folder, as on the command line; ``daemon/host/bun.py`` says where it looks); without
     Bun, a usage error saying how to install it — the ``BUN_MISSING`` of the project's rules (a
     run), or of a rules folder."""
     import os
 
-    from ..daemon.bun import BunMissing, find_bun
+    from ..daemon.host.bun import BunMissing, find_bun
     from ..engine.project import ProjectRun, rules_only
 
     if isinstance(rules, ProjectRun):

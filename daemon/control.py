@@ -35,10 +35,10 @@ from typing import Any
 
 from ..engine.lang import RulesError
 from ..engine.release.snapshot import ReleaseError
+from .host.output import SpillFolder
 from .log import write as log_line
 from .messages import say
-from .output import SpillFolder
-from .session import Session, StartRefused
+from .serving.session import Session, StartRefused
 
 #: bytes of one request line from the starter (a turn's carries the conversation so far)
 MAX_REQUEST = 256 * 1024 * 1024

@@ -16,19 +16,19 @@ import socket
 import uvicorn
 
 from ..engine.lang import RulesError
-from .app import create_app
-from .changes import SHORT
 from .control import serve_starter
-from .handoff import NotASocket, starters_socket
-from .http_edges import Edges, protocol_for, unproven_bound
+from .edge.app import create_app
+from .edge.handoff import NotASocket, starters_socket
+from .edge.http_edges import Edges, protocol_for, unproven_bound
+from .edge.ptrace_guard import memory_unguarded
+from .edge.refusals import BURST, RefusalFilter, Refusals
+from .host.output import SpillFolder
 from .log import log
 from .log import write as log_line
 from .messages import rules_texts, say
-from .output import SpillFolder
 from .plugin import PluginRefused, write_plugin
-from .ptrace_guard import memory_unguarded
-from .refusals import BURST, RefusalFilter, Refusals
-from .session import Session, StartRefused
+from .serving.changes import SHORT
+from .serving.session import Session, StartRefused
 
 
 def serve(

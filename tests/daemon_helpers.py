@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from beeuni.daemon.handoff import VARIABLE, HandOff
+from beeuni.daemon.edge.handoff import VARIABLE, HandOff
 from beeuni.daemon.plugin import verify
 from conftest import BEEUNI, ROOT, Result
 

@@ -110,7 +110,7 @@ def sessions_environment(
     """What ``beeuni sessions`` runs with in tests and benchmarks: ``opencode_variables``, the state
     folder ``state``, the set-up's Bun and opencode. The package opencode installs for the plugin,
     in the opencode folder of the project's state, is linked beforehand: nothing is fetched."""
-    from beeuni.daemon.secrets import project_dir
+    from beeuni.daemon.serving.secrets import project_dir
 
     link_plugin_package(Path(project_dir(str(project), str(state))) / "opencode")
     return {

@@ -162,7 +162,7 @@ def test_an_agent_header_over_its_limit_is_431(daemon: Daemon, header: str) -> N
 def test_per_agent_state_is_bounded_by_the_manifest(project: Path) -> None:
     """Whatever names the requests carry, the session remembers views only for the agents the
     manifest declares (and one for all undeclared ones)."""
-    from beeuni.daemon.session import Session
+    from beeuni.daemon.serving.session import Session
 
     async def ask() -> int:
         session = Session(str(project), None, "experimental", "beeuni", str(BUN), 30.0)
@@ -340,7 +340,7 @@ def test_spill_files_live_in_the_daemons_private_folder_removed_at_exit_and_stal
 
 
 def test_the_spilled_total_is_bounded_oldest_removed_first(tmp_path: Path) -> None:
-    from beeuni.daemon.output import SpillFolder
+    from beeuni.daemon.host.output import SpillFolder
 
     spill = SpillFolder(str(tmp_path / "spill"), limit=100)
     first, second = spill.store(b"a" * 40, "t"), spill.store(b"b" * 40, "t")
@@ -395,7 +395,7 @@ def test_the_starter_checks_the_plugin_before_opencode_loads_it(project: Path, t
 )
 @settings(max_examples=300, deadline=None)
 def test_the_depth_scan_agrees_with_the_parsed_value(value: Any, limit: int) -> None:
-    from beeuni.daemon.strict_json import depth_exceeds
+    from beeuni.daemon.edge.strict_json import depth_exceeds
 
     def depth(node: Any) -> int:
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
@@ -406,7 +406,7 @@ def test_the_depth_scan_agrees_with_the_parsed_value(value: Any, limit: int) -> 
 
 @given(st.integers(min_value=-(10**320), max_value=10**320))
 def test_an_integer_is_taken_exactly_when_a_double_holds_it(number: int) -> None:
-    from beeuni.daemon.strict_json import Inexact, parse
+    from beeuni.daemon.edge.strict_json import Inexact, parse
 
     try:
         held = int(float(number)) == number
@@ -463,7 +463,7 @@ def peak_mib(pid: int) -> float:
 
 
 def test_a_head_is_bounded_in_bytes_and_headers_before_the_token_is_read(daemon: Daemon, project: Path) -> None:
-    from beeuni.daemon.http_edges import MAX_HEAD, MAX_HEADERS
+    from beeuni.daemon.edge.http_edges import MAX_HEAD, MAX_HEADERS
 
     before = runs(project)
     for token in (True, False):  # 431 with or without the token: the app never saw the request
@@ -517,7 +517,7 @@ def test_half_sent_requests_never_crowd_out_the_harness(project: Path, tmp_path:
     """1,100 requests without the token that never finish their head hold at most UNPROVEN_MAX of
     the daemon's descriptors (each new one closes the oldest); the harness's calls, on a new
     connection and on one it opened before, are answered."""
-    from beeuni.daemon.http_edges import UNPROVEN_MAX
+    from beeuni.daemon.edge.http_edges import UNPROVEN_MAX
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 1200:
@@ -774,7 +774,7 @@ def test_refusals_grow_the_log_by_a_bounded_number_of_lines_and_each_is_counted(
     """3,000 calls without the token and 300 requests uvicorn cannot parse: at most BURST lines
     of each kind a WINDOW are logged, the others counted in one line when their window ends —
     every refusal is logged or counted."""
-    from beeuni.daemon.refusals import BURST, WINDOW
+    from beeuni.daemon.edge.refusals import BURST, WINDOW
 
     with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
         started = time.monotonic()

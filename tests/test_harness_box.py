@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from beeuni.daemon import confine
-from beeuni.daemon.secrets import project_dir
+from beeuni.daemon.serving.secrets import project_dir
 from conftest import BEEUNI, run_beeuni
 from model_server import ScriptedModel, call, say, scripted_model
 from opencode_session import opencode_version, sessions_environment

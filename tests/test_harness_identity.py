@@ -18,9 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from beeuni.daemon.handoff import HandOff
-from beeuni.daemon.ptrace_guard import CAP_SYS_PTRACE, memory_unguarded, unguarded_because
-from beeuni.daemon.sandbox import landlock_missing
+from beeuni.daemon.box.sandbox import landlock_missing
+from beeuni.daemon.edge.handoff import HandOff
+from beeuni.daemon.edge.ptrace_guard import CAP_SYS_PTRACE, memory_unguarded, unguarded_because
 from conftest import BEEUNI, run_beeuni
 from daemon_helpers import Daemon, daemon_environment, daemon_refused, run_harness, running_daemon
 from model_server import ScriptedModel, call, say, scripted_model

@@ -140,7 +140,7 @@ def test_a_later_turn_of_the_same_conversation_calls_the_tool_a_convergence_adde
 def test_a_convergence_while_a_turn_runs_is_served_from_the_next_call_on(tmp_path: Path) -> None:
     """...with a dozen connections to the runner's control socket that send nothing, open all
     along: `sessions converge` is answered all the same."""
-    from beeuni.daemon.secrets import project_dir
+    from beeuni.daemon.serving.secrets import project_dir
 
     project = Project(tmp_path)
     prompt = "Wait for a go, then greet me."
@@ -195,7 +195,7 @@ def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(
     """opencode takes its server password from its environment; a command the model runs inherits
     opencode's environment, and as the same user could read opencode's first environment in /proc.
     opencode runs without capabilities, as a user's process does (this suite runs as root): its
-    box drops them (``daemon/harness_box.py``)."""
+    box drops them (``daemon/box/harness_box.py``)."""
     project = Project(tmp_path)
     prompt = "Look around."
     with scripted_model(

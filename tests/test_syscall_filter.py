@@ -8,7 +8,7 @@ import ctypes
 import struct
 
 import pytest
-from beeuni.daemon.syscall_filter import ARCHITECTURES, assemble, program
+from beeuni.daemon.box.syscall_filter import ARCHITECTURES, assemble, program
 from hypothesis import given
 from hypothesis import strategies as st
 

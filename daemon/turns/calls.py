@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..host.output import SpillFolder, limit_output
 from ..messages import say
-from ..output import SpillFolder, limit_output
-from ..session import CallRefused, Session
+from ..serving.session import CallRefused, Session
 
 
 @dataclass(frozen=True)

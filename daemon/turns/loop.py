@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...engine.printable import printable
+from ..host.output import SpillFolder
 from ..messages import say
-from ..output import SpillFolder
-from ..session import CallRefused, Session
+from ..serving.session import CallRefused, Session
 from .calls import CallResult, call_harness_tool, call_served, read_arguments, refusal, shown_arguments
 from .model import ModelChoice, open_model
 from .offer import Offered, offered_tools

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..generation import Generation
+    from ..serving.generation import Generation
 
 
 @dataclass(frozen=True)

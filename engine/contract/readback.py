@@ -367,7 +367,7 @@ TURN_MESSAGE_KEYS = tuple(
     unreadable_arguments model_failed
     """.split()  # noqa: SIM905
 )
-#: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/arguments.py``)
+#: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/host/arguments.py``)
 _ARGUMENT_MESSAGE = Template(("property", "value", "allowed", "keyword"))
 ARGUMENT_MESSAGES = Record({"root": Str(), "keywords": Record({}, rest=_ARGUMENT_MESSAGE), "other": _ARGUMENT_MESSAGE})
 #: what `tools new` does: where the module goes, its text, the manifest edit, or why not

@@ -66,7 +66,7 @@ MODULE = {
     "description": "string",
     "parameters": "any",
     "schema_problem": "string?",
-    # where a harness would not offer the model `parameters` as written (``daemon/schema_offer.py``)
+    # where a harness would not offer the model `parameters` as written (``daemon/host/schema_offer.py``)
     "uncarried": [{"harness": "string", "kind": "string", "keyword": "string", "at": "string"}],
 }
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+from ..box.sandbox import Confinement, confinement_for, start
+from ..serving.secrets import state_dir
 from . import host_channel
-from .sandbox import Confinement, confinement_for, start
-from .secrets import state_dir
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
 EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed

@@ -9,8 +9,8 @@ import json
 import time
 from dataclasses import dataclass
 
+from ..serving.session import CallRefused, Session
 from .output import limit_output
-from .session import CallRefused, Session
 
 
 @dataclass

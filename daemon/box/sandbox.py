@@ -41,10 +41,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fcntl import F_GETFD, FD_CLOEXEC, fcntl
 
-from ..engine.paths import upward
+from ...engine.paths import upward
 from . import capabilities, confine, syscall_filter
 
-HOST_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "host.ts")
+HOST_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host", "host.ts")
 CHANNEL_FD = 3
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_READ = (

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-    from ..engine.project import ProjectRun
-    from ..engine.release.snapshot import Snapshot
-    from ..engine.resolved import Harness, ResolvedToolSet
+    from ...engine.project import ProjectRun
+    from ...engine.release.snapshot import Snapshot
+    from ...engine.resolved import Harness, ResolvedToolSet
+    from ..host.module_host import ModuleHost
     from .grants import AgentKey, Grants
-    from .host import ModuleHost
 
 
 @dataclass

@@ -26,7 +26,7 @@ import functools
 import os
 from dataclasses import dataclass
 
-from .ptrace_guard import effective_capabilities
+from ..edge.ptrace_guard import effective_capabilities
 
 CAP_SETPCAP = 8  # <linux/capability.h>
 LAST_CAP_FILE = "/proc/sys/kernel/cap_last_cap"

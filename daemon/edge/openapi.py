@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .generation import Generation
+    from ..serving.generation import Generation
 
 from .headers import MAX_HEADER
 from .http_edges import MAX_HEAD, MAX_HEADERS

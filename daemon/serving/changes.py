@@ -68,10 +68,10 @@ def _digests(generation: Generation) -> dict[str, str]:
     files = {name: [path] for name, path in generation.modules.items()}
     snapshot = generation.snapshot
     if snapshot is not None:
-        from ..engine.lang.builtins import Observer
-        from ..engine.paths import Repository
-        from ..engine.release.facts import release_fact
-        from ..engine.release.git_index import Release
+        from ...engine.lang.builtins import Observer
+        from ...engine.paths import Repository
+        from ...engine.release.facts import release_fact
+        from ...engine.release.git_index import Release
 
         root = snapshot.root
         released = [{"name": t.name, "module": t.module} for t in generation.resolved.tools if t.module]

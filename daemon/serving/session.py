@@ -26,25 +26,26 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from ..engine.paths import Repository, git_top
-from ..engine.printable import printable
-from ..engine.project import ProjectRun, load_rules, locate, rules_folder
-from ..engine.release.git_index import Release
-from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
-from ..engine.resolve import resolve
-from ..engine.resolved import Diagnostic, ResolvedToolSet
-from . import strict_json, syscall_filter
-from .arguments import InvalidSchema, argument_problem, validator_of
+from ...engine.paths import Repository, git_top
+from ...engine.printable import printable
+from ...engine.project import ProjectRun, load_rules, locate, rules_folder
+from ...engine.release.git_index import Release
+from ...engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
+from ...engine.resolve import resolve
+from ...engine.resolved import Diagnostic, ResolvedToolSet
+from ..box import syscall_filter
+from ..box.sandbox import confinement_for, landlock_missing
+from ..edge import strict_json
+from ..host.arguments import InvalidSchema, argument_problem, validator_of
+from ..host.module_host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
+from ..host.schema_offer import uncarried
+from ..log import log
+from ..log import write as log_line
+from ..messages import rules_texts, say
 from .changes import Changes, changes_between
 from .generation import Generation
 from .grants import Grants
-from .host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
-from .log import log
-from .log import write as log_line
-from .messages import rules_texts, say
 from .private import PrivateFolder
-from .sandbox import confinement_for, landlock_missing
-from .schema_offer import uncarried
 from .secrets import SecretStore, state_dir
 
 if TYPE_CHECKING:

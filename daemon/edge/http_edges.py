@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .messages import say
+from ..messages import say
 
 MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
 MAX_HEADERS = 100  # headers of one request

@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable
 
-from ..engine.paths import write_file_atomically
+from ...engine.paths import write_file_atomically
 
 
 def state_dir() -> str:

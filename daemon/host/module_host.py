@@ -31,11 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..box.sandbox import Confinement, Started, group_members, last_pid, start
+from ..log import write as log
+from ..messages import say
 from . import host_channel
-from .log import write as log
-from .messages import say
 from .probe import EXIT_GRACE, load_modules
-from .sandbox import Confinement, Started, group_members, last_pid, start
 
 #: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
 #: (they are granted alike)

@@ -27,15 +27,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
+from ..host.output import SpillFolder, limit_output
+from ..log import write as log_line
+from ..messages import say
+from ..serving.session import CallRefused, Session
 from .headers import MAX_HEADER, HeaderTooLarge, agent_headers
 from .hosts import HostAllowList
-from .log import write as log_line
-from .messages import say
 from .openapi import openapi_document
-from .output import SpillFolder, limit_output
 from .peer import process_at
 from .refusals import Refusals
-from .session import CallRefused, Session
 
 LOOK_UP_INTERVAL = 1.0  # seconds between two look-ups of a refused caller's process
 QUICK_CALL = 0.05  # seconds: calls that end sooner are not worth a disconnect watcher

@@ -1,5 +1,5 @@
 // The module host: a Bun process that serves the calls of ONE agent, one call at a time, each in a
-// Worker of its own (call_worker.ts) that is terminated once its answer is in (daemon/host.py
+// Worker of its own (call_worker.ts) that is terminated once its answer is in (daemon/host/module_host.py
 // starts the process ahead of time, confined, and kills it with its process group when a call
 // fails in a way the Worker cannot contain, times out or loses its client). Nothing of a call — a
 // global, a module instance, a patched built-in, a timer — reaches another: each Worker is a realm

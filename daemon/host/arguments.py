@@ -18,7 +18,7 @@ from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from ..engine.printable import printable
+from ...engine.printable import printable
 
 SHOWN_VALUE = 80  # characters of a value shown in a refusal, then "…"
 

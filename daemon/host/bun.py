@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 
-from ..engine.paths import upward
+from ...engine.paths import upward
 
 
 class BunMissing(Exception):

@@ -13,7 +13,7 @@ import tempfile
 from collections import defaultdict, deque
 from typing import Any
 
-from ..engine.printable import printable
+from ...engine.printable import printable
 
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000

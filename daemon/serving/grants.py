@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..engine.resolved import Harness
+from ...engine.resolved import Harness
 
 SecretGrant = Literal["all"] | list[str]
 #: an agent as grants know it: its name when a tool set declares it, else ``None`` (every
