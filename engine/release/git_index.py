@@ -8,8 +8,10 @@ objects (``extensions.objectFormat``) each entry's header holds a 32-byte object
 20, so it is 12 bytes longer, and so is the index's checksum.
 
 Why an untracked file is not tracked — ignored, or merely not added — is asked of ``git
-check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and ``core.excludesFile``),
-only for such a file. Discovery honours ``GIT_CEILING_DIRECTORIES`` as git does.
+check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and the repository's
+``core.excludesFile``; run as ``git.py`` runs every git command, so the user's global
+configuration is not read), only for such a file. Discovery honours ``GIT_CEILING_DIRECTORIES`` as
+git does.
 """
 
 from __future__ import annotations
@@ -83,16 +85,12 @@ class Release:
     def _why_not(self, relative: str) -> str:
         if self._ignored is not None:
             return IGNORED if relative in self._ignored else UNTRACKED
-        import subprocess
+        from . import git
 
         try:
-            done = subprocess.run(
-                ["git", "-C", self.top, "check-ignore", "-q", "--", self.prefix + relative],
-                capture_output=True,
-                timeout=10,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return UNTRACKED  # no git to ask: not tracked, the reason unknown
+            done = git.run(self.top, "check-ignore", "-q", "--", self.prefix + relative, timeout=10)
+        except OSError:
+            return UNTRACKED  # no git to ask, or it did not answer: not tracked, the reason unknown
         return IGNORED if done.returncode == 0 else UNTRACKED
 
 
