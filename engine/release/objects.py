@@ -42,30 +42,32 @@ def hasher(kind: bytes, size: int, name: str) -> Any:
     return found
 
 
-def file_holds(path: str, name: bytes, permissions: int) -> bool:
-    """Whether ``path`` (not followed) is a regular file of ``permissions`` holding the blob
-    ``name``: read and hashed, as its mode proves nothing of its bytes."""
+def open_holding(path: str, name: bytes, permissions: int) -> int | None:
+    """An open descriptor of ``path`` (not followed) when it is a regular file of
+    ``permissions`` holding the blob ``name`` — read and hashed, as its mode proves nothing of
+    its bytes — else None. The caller checks that what it linked is the file hashed (nothing
+    took its name meanwhile) and closes it."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
-        return False
+        return None
     try:
         info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != permissions:
-            return False
-        found = hasher(b"blob", info.st_size, name.decode())
-        left = info.st_size
-        while left > 0:
-            chunk = os.read(handle, min(left, _CHUNK))
-            if not chunk:
-                return False
-            found.update(chunk)
-            left -= len(chunk)
-        return not os.read(handle, 1) and found.hexdigest().encode() == name
+        if stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == permissions:
+            found = hasher(b"blob", info.st_size, name.decode())
+            left = info.st_size
+            while left > 0:
+                chunk = os.read(handle, min(left, _CHUNK))
+                if not chunk:
+                    break
+                found.update(chunk)
+                left -= len(chunk)
+            if left == 0 and found.hexdigest().encode() == name:
+                return handle
     except OSError:
-        return False
-    finally:
-        os.close(handle)
+        pass
+    os.close(handle)
+    return None
 
 
 class Reader:

@@ -39,7 +39,7 @@ from typing import IO, Any
 from ..paths import git_top
 from . import git
 from .git_index import node_modules_above
-from .objects import ObjectError, Reader, file_holds, hasher
+from .objects import ObjectError, Reader, hasher, open_holding
 
 #: bounds of a copy of a folder outside git: past them the daemon refuses to start
 MAX_FOLDER_FILES = 50_000
@@ -166,19 +166,23 @@ def _linked(
         folder = os.path.dirname(source)
         if folder not in plain_folders:
             plain_folders[folder] = os.path.realpath(folder) == folder
-        if (
-            beside.objects.get(path) != (mode, obj)
-            or not plain_folders[folder]
-            or not file_holds(source, obj, _FILE_MODES[mode])
-        ):
+        held = None
+        if beside.objects.get(path) == (mode, obj) and plain_folders[folder]:
+            held = open_holding(source, obj, _FILE_MODES[mode])
+        if held is None:
             left.append((mode, obj, path))
             continue
         target = os.path.join(into, path)
         _make_folder(os.path.dirname(target), made)
         try:
             os.link(source, target, follow_symlinks=False)
+            if not os.path.samestat(os.lstat(target), os.fstat(held)):  # replaced since it was hashed
+                os.unlink(target)
+                left.append((mode, obj, path))
         except OSError:  # another file system: written from git's objects instead
             left.append((mode, obj, path))
+        finally:
+            os.close(held)
     return left
 
 
