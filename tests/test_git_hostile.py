@@ -11,6 +11,7 @@ tree is what is served. Agent `a` has no secret; a forged release would hand it 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import zlib
 from pathlib import Path
@@ -261,3 +262,35 @@ def test_sessions_converge_resolves_the_release_without_running_anything(tmp_pat
     assert converged.code == 0, converged.stderr
     assert released[:12] in converged.stdout
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_fifo_in_place_of_a_file_git_reads_stalls_nothing_for_ever(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An included configuration file, `objects/info/alternates` or the index made a FIFO no one
+    writes: git waits on it for ever; beeuni ends git past its bound (shortened here) and says so,
+    and reads none of git's own files that is not a regular file."""
+    from beeuni.engine.release import git as run_git
+    from beeuni.engine.release.git_index import Release
+    from beeuni.engine.release.snapshot import ReleaseError, commit_of, take
+
+    monkeypatch.setattr(run_git, "TIMEOUT", 1.0)
+    config = project / ".git" / "config"
+    kept = config.read_text()
+    os.mkfifo(tmp_path / "fifo")
+    config.write_text(kept + f"[include]\n\tpath = {tmp_path / 'fifo'}\n")
+    with pytest.raises(ReleaseError) as raised:
+        commit_of(str(project), None)
+    assert raised.value.key == "release_stalled" and raised.value.detail == "1"
+    config.write_text(kept)
+    released = commit_of(str(project), None)
+    assert released is not None
+    os.mkfifo(project / ".git" / "objects" / "info" / "alternates")
+    with pytest.raises(ReleaseError) as raised:
+        take(str(project), "beeuni.yaml", released, str(tmp_path / "copy"))
+    assert raised.value.key == "release_stalled"
+    assert not (tmp_path / "copy").exists()
+    (project / ".git" / "index").unlink()
+    os.mkfifo(project / ".git" / "index")
+    index = Release.of(str(project))
+    assert index is not None and not index.paths

@@ -41,6 +41,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .git_folder import common_folder
+
 #: seconds a git command may go without answering before it is ended
 TIMEOUT = 60.0
 #: a transport and remote helper name none has (``_`` is no URL scheme character)
@@ -112,12 +114,8 @@ def run(
 
 
 def objects_folder(git_dir: str) -> str:
-    """The object store of the git folder ``git_dir``: a linked work tree's is its common folder's."""
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            return os.path.join(git_dir, handle.read().strip(), "objects")
-    except (OSError, ValueError):
-        return os.path.join(git_dir, "objects")
+    """The object store of the git folder ``git_dir``."""
+    return os.path.join(common_folder(git_dir), "objects")
 
 
 @contextmanager

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from .git_folder import common_folder, read_regular
+
 TRACKED, UNTRACKED, IGNORED = "tracked", "untracked", "ignored"
 _EXTENDED = 0x4000
 _INTENT_TO_ADD = 0x2000  # of the extended flags: `git add -N`, not in a commit
@@ -33,11 +35,7 @@ class Release:
         self.top = top
         prefix = os.path.relpath(os.path.realpath(root), top)
         self.prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        try:
-            with open(os.path.join(git_dir, "index"), "rb") as handle:
-                data = handle.read()
-        except OSError:
-            data = b""  # a repository with nothing added yet
+        data = read_regular(os.path.join(git_dir, "index")) or b""  # none: nothing added yet
         #: the tracked paths, from the work tree's top
         self.paths = frozenset(_parse(data, _hash_size(git_dir)))
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
@@ -104,18 +102,8 @@ def node_modules_above(prefix: str) -> list[str]:
 def _hash_size(git_dir: str) -> int:
     """The bytes of an object name in the repository of ``git_dir``: 32 where its configuration
     (a linked work tree's is the common folder's) says ``objectFormat = sha256``, else 20."""
-    folders = [git_dir]
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            folders.append(os.path.join(git_dir, handle.read().strip()))
-    except (OSError, ValueError):
-        pass
-    for folder in folders:
-        try:
-            with open(os.path.join(folder, "config"), encoding="utf-8", errors="replace") as handle:
-                config = handle.read().lower()
-        except OSError:
-            continue
+    for folder in dict.fromkeys((git_dir, common_folder(git_dir))):
+        config = (read_regular(os.path.join(folder, "config")) or b"").decode("utf-8", "replace").lower()
         for line in config.splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "objectformat" and value.strip() == "sha256":
