@@ -294,3 +294,21 @@ def test_a_fifo_in_place_of_a_file_git_reads_stalls_nothing_for_ever(
     os.mkfifo(project / ".git" / "index")
     index = Release.of(str(project))
     assert index is not None and not index.paths
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving the repository to another user takes root")
+def test_a_repository_of_another_user_is_read_as_the_daemon_of_another_user_reads_it(
+    project: Path, tmp_path: Path
+) -> None:
+    """The README's remedy runs the daemon as another user than the repository's: git refuses
+    such a repository unless `safe.directory` names it, as beeuni does for the work tree it
+    reads (whose configuration runs nothing here)."""
+    from beeuni.engine.release.snapshot import commit_of, take
+
+    released = git(project, "rev-parse", "HEAD")
+    subprocess.run(["chown", "-R", "nobody", str(project)], check=True)
+    plain = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project, capture_output=True, text=True)
+    assert "dubious ownership" in plain.stderr
+    assert commit_of(str(project), None) == released
+    copy = take(str(project), "beeuni.yaml", None, str(tmp_path / "copy"))
+    assert Path(copy.root, "tools", "helper.ts").read_text() == HELPER
