@@ -42,8 +42,8 @@ def hasher(kind: bytes, size: int, name: str) -> Any:
     return found
 
 
-def open_holding(path: str, name: bytes, permissions: int) -> int | None:
-    """An open descriptor of ``path`` (not followed) when it is a regular file of
+def open_holding(path: str, name: bytes, permissions: int) -> tuple[int, os.stat_result] | None:
+    """An open descriptor of ``path`` (not followed), and its status, when it is a regular file of
     ``permissions`` holding the blob ``name`` — read and hashed, as its mode proves nothing of
     its bytes — else None. The caller checks that what it linked is the file hashed (nothing
     took its name meanwhile) and closes it."""
@@ -63,7 +63,7 @@ def open_holding(path: str, name: bytes, permissions: int) -> int | None:
                 found.update(chunk)
                 left -= len(chunk)
             if left == 0 and found.hexdigest().encode() == name:
-                return handle
+                return handle, info
     except OSError:
         pass
     os.close(handle)

@@ -176,13 +176,13 @@ def _linked(
         _make_folder(os.path.dirname(target), made)
         try:
             os.link(source, target, follow_symlinks=False)
-            if not os.path.samestat(os.lstat(target), os.fstat(held)):  # replaced since it was hashed
+            if not os.path.samestat(os.lstat(target), held[1]):  # replaced since it was hashed
                 os.unlink(target)
                 left.append((mode, obj, path))
         except OSError:  # another file system: written from git's objects instead
             left.append((mode, obj, path))
         finally:
-            os.close(held)
+            os.close(held[0])
     return left
 
 
