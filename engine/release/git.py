@@ -11,7 +11,9 @@ so every git command beeuni runs is started here, and only here:
   The repository's ``.git/config`` cannot be switched off, so each key that would run something
   in the commands beeuni runs is given again on the command line, which git reads last:
   ``core.fsmonitor`` (run at every index read), ``core.hooksPath``, ``core.commitGraph`` (a
-  forged graph names other parents), and ``--no-pager``.
+  forged graph names other parents), and ``--no-pager``; ``safe.directory`` names the work tree
+  asked about, so that a daemon run as another user than the repository's reads it (git's
+  ownership check guards against the configuration running something, which nothing here does).
 - **No transport.** A missing object in a repository that names a promisor remote is fetched
   lazily by a ``git fetch`` git starts itself — whose ``uploadpack``, ``sshCommand``, proxy or
   ``ext::`` URL the repository's configuration names. ``GIT_NO_LAZY_FETCH`` exists from git 2.45
@@ -21,7 +23,7 @@ so every git command beeuni runs is started here, and only here:
   remote helper has, so every fetch dies before it connects (``GIT_NO_LAZY_FETCH`` is set too).
 - **No other objects.** ``GIT_NO_REPLACE_OBJECTS`` and ``--no-replace-objects`` (``refs/replace``),
   ``GIT_GRAFT_FILE=/dev/null`` (``info/grafts``, which git honours even without replace refs).
-- **Objects are read in a git folder of beeuni's own** (``objects``): ``cat-file --batch`` runs
+- **Objects are read in a git folder of beeuni's own** (``cat_file``): ``cat-file --batch`` runs
   with ``GIT_DIR`` at a fresh folder (a config that says only the object format) and
   ``GIT_OBJECT_DIRECTORY`` at the repository's objects, so no configuration of the repository is
   read at all, and the reader (``objects.py``) checks every object against its name: whatever
