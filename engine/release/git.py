@@ -157,6 +157,7 @@ class Watchdog:
         self.process = process
         self.limit = limit
         self.fired = False
+        self._paused = False
         self._last = time.monotonic()
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -165,13 +166,23 @@ class Watchdog:
     def kick(self) -> None:
         self._last = time.monotonic()
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No end while beeuni itself works (hashing the files it would link), however long."""
+        self._paused = True
+        try:
+            yield
+        finally:
+            self.kick()
+            self._paused = False
+
     def stop(self) -> None:
         self._stopped.set()
         self._thread.join()
 
     def _watch(self) -> None:
         while not self._stopped.wait(min(1.0, self.limit)):
-            if time.monotonic() - self._last > self.limit:
+            if not self._paused and time.monotonic() - self._last > self.limit:
                 self.fired = True
                 self.process.kill()
                 return

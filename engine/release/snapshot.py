@@ -133,7 +133,9 @@ def take(
                 raise ReleaseError("release_no_manifest", f"{manifest} at {commit[:12]}")
             os.makedirs(into, mode=0o700)
             try:
-                _write(process, watchdog, _linked(listed, beside, into), into)
+                with watchdog.paused():
+                    left = _linked(listed, beside, into)
+                _write(process, watchdog, left, into)
             except BaseException:
                 shutil.rmtree(into, ignore_errors=True)
                 raise
