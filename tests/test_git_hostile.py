@@ -312,3 +312,30 @@ def test_a_repository_of_another_user_is_read_as_the_daemon_of_another_user_read
     assert commit_of(str(project), None) == released
     copy = take(str(project), "beeuni.yaml", None, str(tmp_path / "copy"))
     assert Path(copy.root, "tools", "helper.ts").read_text() == HELPER
+
+
+def test_git_variables_of_the_callers_environment_reach_no_git_command(project: Path, tmp_path: Path) -> None:
+    """`GIT_*` variables beeuni inherits — configuration given in the environment, another git
+    folder, alternates — are not handed to git: the command is run with the pins alone."""
+    (project / "beeuni.yaml").write_text(MANIFEST.replace("tools:\n", "tools:\n  fresh: tools/fresh.ts\n", 1))
+    (project / "tools" / "fresh.ts").write_text(OTHER)
+    marker = tmp_path / "ran"
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    env = {
+        "BEEUNI_STATE_DIR": str(tmp_path / "state"),
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": f"touch {marker} #",
+        "GIT_DIR": str(other / ".git"),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(other / ".git" / "objects"),
+    }
+    validated = run_beeuni(["validate", str(project)], cwd=project, env=env)
+    assert "`tools/fresh.ts` is not tracked by git" in validated.stdout, validated.stdout
+    assert not marker.exists()
+    done = run_beeuni(
+        ["tools", "call", "lookup_order", str(project), "--agent", "b", "--release", "HEAD"], cwd=project, env=env
+    )
+    assert json.loads(done.stdout) == {"greeting": "hello", "keyed": True}, done.stderr
+    assert not marker.exists()
