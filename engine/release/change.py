@@ -6,7 +6,10 @@ working tree (``update-index`` hashes each as ``git add`` would: its filters, it
 a link) or removed, then ``write-tree`` and ``commit-tree`` make the commit. The user's index,
 working tree, HEAD and branch are never written: a new branch (``update-ref``, only where no
 branch of that name is) and the push are the only changes, and ``cr open`` makes them only once
-the commit validates. Every git command goes through ``snapshot.git``.
+the commit validates. Every git command goes through ``git.run`` (the repository as hostile input);
+the commit takes the author from the repository's configuration or the user's global one, and the
+push, the one command that reaches a remote, may use the ordinary transports and the user's own
+credential helpers, never ``ext::`` or a helper the repository names.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .snapshot import git
+from . import git
+
+#: what the user's global git configuration gives a change request's commit and push
+USER_SETTINGS = ("user.name", "user.email", "credential.helper")
 
 #: the object name that tells ``update-ref`` the branch must not exist yet
 _NO_BRANCH = ""
@@ -33,7 +39,7 @@ def run(top: str, *args: str, data: bytes | None = None, index: str | None = Non
     """The output of one git command in the work tree ``top``; ``index``: the index file it
     works on instead of the repository's; ``GitFailed`` when it fails."""
     try:
-        done = git(top, *args, data=data, env=None if index is None else {"GIT_INDEX_FILE": index})
+        done = git.run(top, *args, data=data, index=index, settings=_identity(top, args[0]))
     except OSError as err:
         raise GitFailed(args[0], str(err)) from None
     if done.returncode != 0:
@@ -46,11 +52,18 @@ def asked(top: str, *args: str) -> str | None:
     """The first line of a git command's answer; None when it fails or says nothing (a question:
     is there an upstream, does this name a commit)."""
     try:
-        done = git(top, *args)
+        done = git.run(top, *args)
     except OSError:
         return None
     found = done.stdout.decode("utf-8", "surrogateescape").strip()
     return found.splitlines()[0] if done.returncode == 0 and found else None
+
+
+def _identity(top: str, command: str) -> tuple[str, ...]:
+    """The author a commit is made with: the repository's, else the user's global one."""
+    if command != "commit-tree" or asked(top, "config", "--get", "user.email") is not None:
+        return ()
+    return git.user_settings(("user.name", "user.email"))
 
 
 def names(output: bytes) -> list[str]:
@@ -172,7 +185,16 @@ def push(top: str, remote: str, branch: str) -> tuple[bool, str]:
     """Push the branch to the branch of the same name on ``remote``: whether it worked, and
     what git said (a forge's link to open the request is in it)."""
     try:
-        done = git(top, "push", "--end-of-options", remote, f"refs/heads/{branch}:refs/heads/{branch}")
+        refspec = f"refs/heads/{branch}:refs/heads/{branch}"
+        done = git.run(
+            top,
+            "push",
+            "--end-of-options",
+            remote,
+            refspec,
+            settings=(*git.PUSH_SETTINGS, *git.user_settings(("credential.helper",))),
+            protocols=git.PUSH_PROTOCOLS,
+        )
     except OSError as err:
         return False, str(err)
     return done.returncode == 0, done.stderr.decode("utf-8", "replace")

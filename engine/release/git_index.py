@@ -8,13 +8,17 @@ objects (``extensions.objectFormat``) each entry's header holds a 32-byte object
 20, so it is 12 bytes longer, and so is the index's checksum.
 
 Why an untracked file is not tracked — ignored, or merely not added — is asked of ``git
-check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and ``core.excludesFile``),
-only for such a file. Discovery honours ``GIT_CEILING_DIRECTORIES`` as git does.
+check-ignore`` (the one authority on ``.gitignore``, ``info/exclude`` and the repository's
+``core.excludesFile``; run as ``git.py`` runs every git command, so the user's global
+configuration is not read), only for such a file. Discovery honours ``GIT_CEILING_DIRECTORIES`` as
+git does.
 """
 
 from __future__ import annotations
 
 import os
+
+from .git_folder import common_folder, read_regular
 
 TRACKED, UNTRACKED, IGNORED = "tracked", "untracked", "ignored"
 _EXTENDED = 0x4000
@@ -31,11 +35,7 @@ class Release:
         self.top = top
         prefix = os.path.relpath(os.path.realpath(root), top)
         self.prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        try:
-            with open(os.path.join(git_dir, "index"), "rb") as handle:
-                data = handle.read()
-        except OSError:
-            data = b""  # a repository with nothing added yet
+        data = read_regular(os.path.join(git_dir, "index")) or b""  # none: nothing added yet
         #: the tracked paths, from the work tree's top
         self.paths = frozenset(_parse(data, _hash_size(git_dir)))
         self._ignored: frozenset[str] | None = None  # (given, not asked of git: ``given``)
@@ -84,16 +84,12 @@ class Release:
     def _why_not(self, relative: str) -> str:
         if self._ignored is not None:
             return IGNORED if relative in self._ignored else UNTRACKED
-        import subprocess
+        from . import git
 
         try:
-            done = subprocess.run(
-                ["git", "-C", self.top, "check-ignore", "-q", "--", self.prefix + relative],
-                capture_output=True,
-                timeout=10,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return UNTRACKED  # no git to ask: not tracked, the reason unknown
+            done = git.run(self.top, "check-ignore", "-q", "--", self.prefix + relative, timeout=10)
+        except OSError:
+            return UNTRACKED  # no git to ask, or it did not answer: not tracked, the reason unknown
         return IGNORED if done.returncode == 0 else UNTRACKED
 
 
@@ -107,18 +103,8 @@ def node_modules_above(prefix: str) -> list[str]:
 def _hash_size(git_dir: str) -> int:
     """The bytes of an object name in the repository of ``git_dir``: 32 where its configuration
     (a linked work tree's is the common folder's) says ``objectFormat = sha256``, else 20."""
-    folders = [git_dir]
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
-            folders.append(os.path.join(git_dir, handle.read().strip()))
-    except (OSError, ValueError):
-        pass
-    for folder in folders:
-        try:
-            with open(os.path.join(folder, "config"), encoding="utf-8", errors="replace") as handle:
-                config = handle.read().lower()
-        except OSError:
-            continue
+    for folder in dict.fromkeys((git_dir, common_folder(git_dir))):
+        config = (read_regular(os.path.join(folder, "config")) or b"").decode("utf-8", "replace").lower()
         for line in config.splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "objectformat" and value.strip() == "sha256":

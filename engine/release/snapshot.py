@@ -8,13 +8,14 @@ top, where Bun looks for packages. The manifest, its imports, every module and e
 imports are then read from the copy only, and nothing written in the working tree afterwards
 reaches it.
 
-The files are read from git's objects with its plumbing — ``ls-tree`` for the listing, ``cat-file
---batch`` for the bytes, streamed — and written here, read-only. That is as fast as ``git archive
-| tar -x`` or ``checkout-index`` into a temporary index, faster than pygit2 or dulwich (the
-README's "What a session serves"), and unlike them it applies no
-``.gitattributes`` (``export-ignore`` would leave tracked files out, ``export-subst`` and the
-line-end conversions change their bytes) and runs no filter command a repository's configuration
-names: what is copied is exactly what the commit holds. Symbolic links are made as committed when
+The files are read from git's objects — the commit, its trees and their blobs, each checked
+against its name (``objects.py``), streamed from ``git cat-file --batch`` — and written here,
+read-only. That is as fast as ``git archive | tar -x`` or ``checkout-index`` into a temporary
+index, faster than pygit2 or dulwich (the README's "What a session serves"), and unlike them it
+applies no ``.gitattributes`` (``export-ignore`` would leave tracked files out, ``export-subst``
+and the line-end conversions change their bytes) and runs no filter command a repository's
+configuration names: what is copied is exactly what the commit holds, whatever else the
+repository's folder holds (``git.py``: how git is run). Symbolic links are made as committed when
 they stay inside the copy; one that leads out of it (an absolute target, or ``..`` past the top)
 is left out, so that no import reaches the working tree through it. Submodules are not part of
 the release.
@@ -33,13 +34,12 @@ import stat
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING
+from typing import IO, Any
 
 from ..paths import git_top
+from . import git
 from .git_index import node_modules_above
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from .objects import ObjectError, Reader, hasher, open_holding
 
 #: bounds of a copy of a folder outside git: past them the daemon refuses to start
 MAX_FOLDER_FILES = 50_000
@@ -48,8 +48,8 @@ MAX_FOLDER_BYTES = 1024 * 1024 * 1024
 CHUNK = 1024 * 1024
 _FILE_MODES = {b"100644": 0o444, b"100755": 0o555}
 _LINK_MODE = b"120000"
-#: what git may be asked without running anything a repository's configuration names
-_GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+#: the rules' text (``DAEMON_MESSAGES``) for each way an object cannot be read
+_OBJECT_PROBLEMS = {"forged": "release_forged", "stalled": "release_stalled"}
 
 
 class ReleaseError(Exception):
@@ -79,29 +79,20 @@ class Snapshot:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def git(
-    top: str, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """One git plumbing command in the work tree ``top``, with no system configuration; ``env``:
-    more variables for it (a change request's temporary ``GIT_INDEX_FILE``)."""
-    environment = {**os.environ, **(env or {}), **_GIT_ENV}
-    return subprocess.run(
-        ["git", "-C", top, "-c", "core.fsmonitor=false", *args], input=data, capture_output=True, env=environment
-    )
-
-
 def commit_of(top: str, rev: str | None) -> str | None:
     """The commit ``rev`` names (``HEAD`` when None) in the repository of the work tree ``top``;
     None when ``rev`` is None and the repository has no commit yet; ``ReleaseError`` when ``rev``
     names no commit or the repository cannot be read."""
     named = "HEAD" if rev is None else rev
     try:
-        done = git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{named}^{{commit}}")
+        done = git.run(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{named}^{{commit}}")
         if done.returncode == 0:
             return done.stdout.decode().strip()
         if rev is not None:
             raise ReleaseError("release_unknown", named)
-        refs = git(top, "for-each-ref", "--count=1")  # none at all: nothing was committed yet
+        refs = git.run(top, "for-each-ref", "--count=1")  # none at all: nothing was committed yet
+    except git.GitStalled as err:
+        raise ReleaseError("release_stalled", f"{err.seconds:g}") from None
     except OSError as err:
         raise ReleaseError("release_unreadable", str(err)) from None
     if refs.returncode == 0 and not refs.stdout.strip():
@@ -123,27 +114,33 @@ def take(
     outside the project's); ``ReleaseError`` when the project is in no git work tree (use
     ``take_folder``), ``rev`` names no commit, the repository cannot be read, or the release
     holds no ``manifest``. A file that ``beside`` (the release served until now) holds with the
-    same mode and object is linked from it, not written again: a convergence writes only what
-    changed."""
+    same mode, object and bytes is linked from it, not written again: a convergence writes only
+    what changed."""
     found = git_top(project)
     if found is None:
         raise ReleaseError("release_no_git", project)
-    top = found[0]
+    top, git_dir = found
     prefix = os.path.relpath(os.path.realpath(project), top).replace(os.sep, "/")
     prefix = "" if prefix == "." else prefix + "/"
     commit = commit_of(top, rev)
     if commit is None:
         raise ReleaseError("release_no_commit", top)
     others = [os.path.relpath(os.path.realpath(folder), top).replace(os.sep, "/") for folder in extra or []]
-    listed = _listing(top, commit, prefix, others)
-    if prefix + manifest not in {path for _, _, path in listed}:
-        raise ReleaseError("release_no_manifest", f"{manifest} at {commit[:12]}")
-    os.makedirs(into, mode=0o700)
     try:
-        _write(top, _linked(listed, beside, into), into)
-    except BaseException:
-        shutil.rmtree(into, ignore_errors=True)
-        raise
+        with git.cat_file(git_dir, sha256=len(commit) == 64) as (process, watchdog):
+            listed = _listing(Reader(process, watchdog), commit, prefix, others)
+            if prefix + manifest not in {path for _, _, path in listed}:
+                raise ReleaseError("release_no_manifest", f"{manifest} at {commit[:12]}")
+            os.makedirs(into, mode=0o700)
+            try:
+                with watchdog.paused():
+                    left = _linked(listed, beside, into)
+                _write(process, watchdog, left, into)
+            except BaseException:
+                shutil.rmtree(into, ignore_errors=True)
+                raise
+    except ObjectError as err:
+        raise ReleaseError(_OBJECT_PROBLEMS.get(err.problem, "release_object_missing"), err.name) from None
     paths = frozenset(path[len(prefix) :] for _, _, path in listed if path.startswith(prefix))
     root = os.path.join(into, prefix) if prefix else into
     os.makedirs(root, exist_ok=True)
@@ -156,9 +153,10 @@ def _linked(
 ) -> list[tuple[bytes, bytes, str]]:
     """Link into ``into`` each file ``beside`` holds as it is in ``entries`` (both copies are
     read-only, so they may share it); the entries left to write. A file of ``beside`` that is no
-    longer a regular file of its mode, or lies under a folder that became a link, is written
-    from git's objects instead. A convergence of a release of 20,000 files takes 0.91 s linked,
-    2.5 to 10.9 s copied whole (``bench_daemon.py``)."""
+    longer a regular file of its mode holding the entry's object — a module outside Landlock
+    may have changed its mode, written it and set its mode back — or lies under a folder that
+    became a link, is written from git's objects instead. A convergence of a release of 20,000
+    files takes 0.91 s linked, 2.5 to 10.9 s copied whole (``bench_daemon.py``)."""
     if beside is None or not beside.objects:
         return entries
     top = os.path.realpath(beside.folder)
@@ -170,25 +168,24 @@ def _linked(
         folder = os.path.dirname(source)
         if folder not in plain_folders:
             plain_folders[folder] = os.path.realpath(folder) == folder
-        if beside.objects.get(path) != (mode, obj) or not plain_folders[folder] or not _is_copy(source, mode):
+        held = None
+        if beside.objects.get(path) == (mode, obj) and plain_folders[folder]:
+            held = open_holding(source, obj, _FILE_MODES[mode])
+        if held is None:
             left.append((mode, obj, path))
             continue
         target = os.path.join(into, path)
         _make_folder(os.path.dirname(target), made)
         try:
             os.link(source, target, follow_symlinks=False)
+            if not os.path.samestat(os.lstat(target), held[1]):  # replaced since it was hashed
+                os.unlink(target)
+                left.append((mode, obj, path))
         except OSError:  # another file system: written from git's objects instead
             left.append((mode, obj, path))
+        finally:
+            os.close(held[0])
     return left
-
-
-def _is_copy(path: str, mode: bytes) -> bool:
-    """Whether ``path`` is a regular file with the permissions a copied file of ``mode`` has."""
-    try:
-        found = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(found.st_mode) and stat.S_IMODE(found.st_mode) == _FILE_MODES[mode]
 
 
 def _make_folder(folder: str, made: set[str]) -> None:
@@ -198,24 +195,14 @@ def _make_folder(folder: str, made: set[str]) -> None:
         made.add(folder)
 
 
-def _listing(top: str, commit: str, prefix: str, others: list[str]) -> list[tuple[bytes, bytes, str]]:
+def _listing(reader: Reader, commit: str, prefix: str, others: list[str]) -> list[tuple[bytes, bytes, str]]:
     """(mode, object, path from the top) of every file and link the release holds under the
     project's folder, in the ``node_modules`` folders above it and in the folders ``others``."""
-    above = node_modules_above(prefix)
-    specs = [f":(top,literal){path}" for path in (prefix.rstrip("/"), *above, *others)] if prefix else []
-    done = git(top, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *specs)
-    if done.returncode != 0:
-        raise ReleaseError("release_unreadable", done.stderr.decode("utf-8", "replace").strip() or commit)
-    entries = []
-    for record in done.stdout.split(b"\0"):
-        if not record:
-            continue
-        meta, _, raw = record.partition(b"\t")
-        mode, kind, obj = meta.split()
-        path = raw.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and (mode in _FILE_MODES or mode == _LINK_MODE) and _safe(path):
-            entries.append((mode, obj, path))
-    return entries
+    wanted = None
+    if prefix:
+        wanted = [prefix.rstrip("/"), *node_modules_above(prefix), *others]
+        wanted = None if "." in wanted else wanted
+    return [entry for entry in reader.files(commit, wanted) if _safe(entry[2])]
 
 
 def _safe(path: str) -> bool:
@@ -224,35 +211,40 @@ def _safe(path: str) -> bool:
     return all(part not in ("", ".", "..") and part.lower() != ".git" for part in parts)
 
 
-def _write(top: str, entries: list[tuple[bytes, bytes, str]], into: str) -> None:
-    """Stream each entry's bytes from ``git cat-file --batch`` into its file; links last, so that
-    no file is written through one."""
-    command = ["git", "-C", top, "-c", "core.fsmonitor=false", "cat-file", "--batch"]
-    environment = {**os.environ, **_GIT_ENV}
+def _write(
+    reader: subprocess.Popen[bytes], watchdog: git.Watchdog, entries: list[tuple[bytes, bytes, str]], into: str
+) -> None:
+    """Stream each entry's bytes from ``git cat-file --batch`` into its file, checked against
+    the entry's object name as they pass; links last, so that no file is written through one."""
     request = b"".join(obj + b"\n" for _, obj, _ in entries)
-    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment) as reader:
-        assert reader.stdin is not None and reader.stdout is not None
-        feeder = threading.Thread(target=_feed, args=(reader.stdin, request), daemon=True)
-        feeder.start()
-        links: list[tuple[str, bytes]] = []
-        made: set[str] = set()
-        try:
-            for mode, obj, path in entries:
-                header = reader.stdout.readline().split()
-                if len(header) != 3 or header[0] != obj:
-                    raise ReleaseError("release_unreadable", f"{path}: {b' '.join(header).decode(errors='replace')}")
-                size = int(header[2])
-                target = os.path.join(into, path)
-                _make_folder(os.path.dirname(target), made)
-                if mode == _LINK_MODE:
-                    links.append((target, reader.stdout.read(size)))
-                else:
-                    _copy(reader.stdout, size, target, _FILE_MODES[mode])
-                reader.stdout.read(1)  # the newline after the object
-        finally:
-            feeder.join()
-    if reader.returncode != 0:
-        raise ReleaseError("release_unreadable", f"git cat-file ended with {reader.returncode}")
+    assert reader.stdin is not None and reader.stdout is not None
+    feeder = threading.Thread(target=_feed, args=(reader.stdin, request), daemon=True)
+    feeder.start()
+    links: list[tuple[str, bytes]] = []
+    made: set[str] = set()
+    try:
+        for mode, obj, path in entries:
+            header = reader.stdout.readline().split()
+            watchdog.kick()
+            if not header:
+                raise ObjectError(path, "stalled" if watchdog.fired else "ended")
+            if len(header) != 3 or header[0] != obj or header[1] != b"blob":
+                raise ObjectError(path, "missing")
+            size = int(header[2])
+            target = os.path.join(into, path)
+            _make_folder(os.path.dirname(target), made)
+            found = hasher(b"blob", size, obj.decode())
+            if mode == _LINK_MODE:
+                destination = reader.stdout.read(size)
+                found.update(destination)
+                links.append((target, destination))
+            else:
+                _copy(reader.stdout, size, target, _FILE_MODES[mode], found, watchdog)
+            if found.hexdigest().encode() != obj:
+                raise ObjectError(path, "forged")
+            reader.stdout.read(1)  # the newline after the object
+    finally:
+        feeder.join()
     for target, destination in links:
         _link(into, target, destination.decode("utf-8", "surrogateescape"))
 
@@ -263,15 +255,18 @@ def _feed(stream: IO[bytes], data: bytes) -> None:
         stream.write(data)
 
 
-def _copy(stream: IO[bytes], size: int, target: str, mode: int) -> None:
+def _copy(stream: IO[bytes], size: int, target: str, mode: int, found: Any, watchdog: git.Watchdog) -> None:
+    """Write ``size`` bytes of ``stream`` to the new file ``target``, fed to the hash ``found``."""
     handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         remaining = size
         while remaining:
             chunk = stream.read(min(CHUNK, remaining))
             if not chunk:
-                raise ReleaseError("release_unreadable", f"{target}: the object ended early")
+                raise ObjectError(os.path.basename(target), "stalled" if watchdog.fired else "ended")
+            found.update(chunk)
             os.write(handle, chunk)
+            watchdog.kick()
             remaining -= len(chunk)
         os.fchmod(handle, mode)
     finally:
