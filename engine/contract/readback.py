@@ -337,7 +337,8 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     refused_caller caller_known caller_unknown no_connection_fd connection_fd_not_socket
     memory_unguarded guard_required starter_gone plugin_without_connection did_not_load
     serving_release serving_folder serving_uncommitted release_no_git release_no_commit
-    release_unknown release_unreadable release_no_manifest folder_too_large plugin_in_repository
+    release_unknown release_unreadable release_no_manifest release_no_rules_untracked release_no_rules_ignored
+    release_no_rules_staged folder_too_large plugin_in_repository
     converged convergence_failed release_invalid spilled not_an_object bad_arguments not_strict_json too_deep
     inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
@@ -505,6 +506,10 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
+    # what a session does not get because the release lacks what it needs, and why; and the
+    # rules whose error keeps a release from being served at all (``release/served.py``)
+    "unreleased_tools": ListOf(Record({"name": NAME, "reason": Str()})),
+    "RELEASE_REFUSED_BY": ListOf(Str(), "rule ids"),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
         {
