@@ -10,8 +10,11 @@ tool author's loop, serves the working tree as it is, unless asked for a release
 A running session moves to another release only when its starter says so (``converge``): the new
 release is taken, resolved and loaded beside the one served, without blocking the event loop,
 then served from the next call on. A call runs wholly in the generation it started in; the old
-generation's module host stops once its last call has ended. A convergence that fails for any
-reason keeps the generation served and says why.
+generation's module host stops once its last call has ended. A start and a convergence make a
+generation the same way (``_generation``): whether a release is served at all, and which of its
+tools are skipped, is decided once (``engine/release/served.py``), so a running session serves
+exactly what a new one on the same release would. A convergence that fails for any reason keeps
+the generation served and says why.
 
 Everything about *which* tool an agent sees comes from the engine's resolved tool set; this
 module only looks things up in it.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import ROOT
+from conftest import ROOT, run_beeuni
 from daemon_helpers import Daemon, daemon_refused, running_daemon
 from test_release_served import HELPER, LOOKUP, MANIFEST, commit, git, released_project
 
@@ -123,6 +123,15 @@ def test_a_new_daemon_and_a_converged_one_serve_a_release_with_tools_that_do_not
     assert "imports the package `zod`, which no node_modules in the release holds" in said["zodded"]
     assert "this module fails as it loads" in said["throws"]
     assert PRIVATE not in logs
+    # `tools ls --release` lists that commit as the daemons serve it: what it finds without loading
+    # a module is skipped alike, with the same words (`throws` fails only when Bun loads it)
+    listed = run_beeuni(["tools", "ls", str(folder), "--release", release[:10], "--json"], cwd=folder)
+    document = json.loads(listed.stdout)
+    assert sorted(tool["name"] for tool in document["tools"]) == ["lookup_order", "memory", "rewrite", "throws"]
+    assert {item["name"]: item["reason"] for item in document["unreleased"]} == {
+        name: reason for name, reason in said.items() if name != "throws"
+    }
+    assert document["release"] == release and listed.code == 1
 
 
 def test_a_release_whose_manifest_does_not_parse_is_refused_by_a_new_session_and_a_running_one(
@@ -169,13 +178,19 @@ def test_a_rules_folder_the_release_lacks_is_named_by_its_path_and_why(tmp_path:
     folder = project(tmp_path)
     rules = copy_of_the_rules(folder)
     args = ("--harness", "experimental", "--rules", str(rules))
-    untracked, _ = daemon_refused(folder, place(tmp_path, "untracked"), *args)
+    untracked, _ = daemon_refused(folder, place(tmp_path, "untracked") / "state", *args)
     assert untracked.code == 2
     assert untracked.stderr.startswith("the rules folder `policy` (--rules) is not tracked by git"), untracked.stderr
     assert "`git add policy`" in untracked.stderr and PRIVATE not in untracked.stderr
+    listed = run_beeuni(["tools", "ls", str(folder), "--release", "HEAD", "--rules", str(rules)], cwd=folder)
+    assert (listed.code, listed.stderr) == (2, f"beeuni: {untracked.stderr}")  # `tools ls` says the same
+    git(folder, "add", "policy")
+    staged, _ = daemon_refused(folder, place(tmp_path, "staged") / "state", *args)
+    assert staged.code == 2 and "the rules folder `policy` (--rules) is staged but not in the commit" in staged.stderr
+    git(folder, "rm", "-r", "-q", "--cached", "policy")
     (folder / ".gitignore").write_text("policy/\n")
     commit(folder, "the rules are ignored")
-    ignored, _ = daemon_refused(folder, place(tmp_path, "ignored"), *args)
+    ignored, _ = daemon_refused(folder, place(tmp_path, "ignored") / "state", *args)
     assert ignored.code == 2 and "the rules folder `policy` (--rules) is ignored by git" in ignored.stderr
     assert "`git add -f policy`" in ignored.stderr and PRIVATE not in ignored.stderr
 
