@@ -247,13 +247,27 @@ def tools_ls(
     release: str | None = None,
 ) -> int:
     """What a session gets: of the working tree in the release view ``validate`` uses (git's
-    index), or with ``release`` of that commit as a session serves it (``release_listing.py``)."""
+    index; before a repository's first commit a session serves the folder, and so does this), or
+    with ``release`` of that commit as a session serves it (``release_listing.py``)."""
     if release is not None:
         from .release_listing import listed_release
 
         with listed_release(path, rules, release) as (run, commit):
             return _tools_ls(run, as_json, agent, harness, parent, commit)
-    return _tools_ls(open_project(path, rules, release_view=True), as_json, agent, harness, parent, None)
+    return _tools_ls(open_project(path, rules, release_view=_has_release(path)), as_json, agent, harness, parent, None)
+
+
+def _has_release(path: str) -> bool:
+    """Whether the project is in a git repository with a commit: a session serves a release then,
+    else a copy of the folder as it is (outside git, or before the first commit)."""
+    from ..engine.paths import git_top
+    from ..engine.release.snapshot import ReleaseError, commit_of
+
+    found = git_top(locate(path)[0].root)
+    try:
+        return found is not None and commit_of(found[0], None) is not None
+    except ReleaseError:  # a repository git cannot read: the index says what it can
+        return True
 
 
 def _tools_ls(
