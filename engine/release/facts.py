@@ -6,8 +6,7 @@ file (the path itself, with an extension in place of or after its own, or a fold
 the extensions are the rules' ``IMPORT_RESOLUTION``), followed on transitively (at
 most ``MAX_FILES`` files a run); a package to the first ``node_modules`` beside or above the
 importing file, up to the git work tree's top, that the release holds. A file imported by
-several modules has its imports listed once, for the first; the imports of a module the
-release lacks are not read (the tool is missing whatever they say). Which specifiers are
+several modules has its imports listed once, for the first. Which specifiers are
 built into the runtime, and what is wrong, the rules say (``rules/release.rules``). Outside a git
 repository the fact says so and lists nothing.
 
@@ -26,7 +25,6 @@ import posixpath
 from typing import TYPE_CHECKING, Protocol
 
 from ..yaml.located import LocatedStr
-from .git_index import TRACKED
 from .module_imports import Import, read_module
 
 if TYPE_CHECKING:
@@ -72,7 +70,7 @@ def release_fact(
         path = str(entry["module"])
         state = release.state(path)
         found_modules.append({"name": str(entry["name"]), "module": path, "state": state})
-        if resolution is not None and state == TRACKED:
+        if resolution is not None:  # (of a module the release lacks too: `cr open` adds what it imports)
             imports.extend(reader.imports_of(str(entry["name"]), path))
     found_files = [{"path": str(file), "at": file, "state": release.state(str(file))} for file in files or []]
     return {"git": True, "modules": found_modules, "imports": imports, "files": found_files}
