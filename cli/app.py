@@ -130,10 +130,20 @@ def tools_ls(
     parent: Annotated[
         str | None, typer.Option("--parent", metavar="AGENT", help="List what --agent sees as this agent's subagent.")
     ] = None,
+    release: Annotated[
+        str | None,
+        typer.Option(
+            "--release",
+            metavar="REV",
+            help="List the tools of a release (a commit, a branch, a tag) as a session on it serves them.",
+        ),
+    ] = None,
     rules: RulesOption = None,
 ) -> None:
-    """List the tools a session (or an agent) gets, then the Beeuni tools the project removed."""
-    _run(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent))
+    """List the tools a session (or an agent) gets, then the Beeuni tools the project removed and
+    the tools the release lacks something for, with why. Without --release, the release is what
+    `validate` checks: the files git's index holds."""
+    _run(lambda: commands.tools_ls(path, rules, as_json, agent, harness, parent, release))
 
 
 @tools_app.command("eject")

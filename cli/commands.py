@@ -244,17 +244,56 @@ def tools_ls(
     agent: str | None = None,
     harness: str | None = None,
     parent: str | None = None,
+    release: str | None = None,
 ) -> int:
-    run = open_project(path, rules)
+    """What a session gets: of the working tree in the release view ``validate`` uses (git's
+    index; before a repository's first commit a session serves the folder, and so does this), or
+    with ``release`` of that commit as a session serves it (``release_listing.py``)."""
+    if release is not None:
+        from .release_listing import listed_release
+
+        with listed_release(path, rules, release) as (run, commit):
+            return _tools_ls(run, as_json, agent, harness, parent, commit)
+    return _tools_ls(open_project(path, rules, release_view=_has_release(path)), as_json, agent, harness, parent, None)
+
+
+def _has_release(path: str) -> bool:
+    """Whether the project is in a git repository with a commit: a session serves a release then,
+    else a copy of the folder as it is (outside git, or before the first commit)."""
+    from ..engine.paths import git_top
+    from ..engine.release.snapshot import ReleaseError, commit_of
+
+    found = git_top(locate(path)[0].root)
+    try:
+        return found is not None and commit_of(found[0], None) is not None
+    except ReleaseError:  # a repository git cannot read: the index says what it can
+        return True
+
+
+def _tools_ls(
+    run: ProjectRun, as_json: bool, agent: str | None, harness: str | None, parent: str | None, commit: str | None
+) -> int:
+    from ..engine.release.served import error_line, refusal
+
     document = tools_ls_document(run, agent, harness, parent)
+    refused = refusal(run)
+    if commit is not None:
+        document["release"] = commit
+    if refused is not None:  # no session starts on it: it serves no tool
+        document.update(tools=[], refused=error_line(refused))
     if as_json:
         report.write_json(document)
     else:
         footer = run.output("tools_ls_footer")  # read (and checked) before anything is written
         rows = [(tool["name"], tool["kind"], tool["source"]) for tool in document["tools"]]
         sys.stdout.write(report.table(("NAME", "KIND", "SOURCE"), rows))
-        if footer:
+        if footer and refused is None:
             sys.stdout.write("\n" + "".join(printable(line) + "\n" for line in footer))
+    if refused is not None:
+        from ..daemon.messages import say
+
+        text = say(run.output("DAEMON_MESSAGES"), "release_invalid", detail=error_line(refused))
+        sys.stderr.write(f"beeuni: {text}\n")
     return note_errors(run)
 
 
@@ -263,7 +302,10 @@ def tools_ls_document(
 ) -> dict[str, Any]:
     """What `beeuni tools ls --json` prints (also what a rule test's expected selection holds):
     the session's tools, or with ``agent`` what that agent sees on ``harness`` (as a subagent of
-    ``parent``, if given), and the fields that say which view this is."""
+    ``parent``, if given), and the fields that say which view this is. A tool the release lacks
+    what it needs for is not among them but in ``unreleased``, with why."""
+    from ..engine.release.served import unreleased
+
     which: dict[str, Any] = {}
     if agent is None:
         if harness is not None or parent is not None:
@@ -282,11 +324,22 @@ def tools_ls_document(
                 raise UsageError(problem)
             which["parent"] = parent
             records = run.call("subagent_tools", agent, parent, harness)
+    missing = unreleased(run)
+    declared = {tool["name"]: tool for tool in run.output("session_tools")}
     return {
         "manifest": run.manifest,
         "tools_key": run.output("tools_key"),
-        "tools": [{key: record[key] for key in ("name", "kind", "source")} for record in records],
+        "tools": [
+            {key: record[key] for key in ("name", "kind", "source")}
+            for record in records
+            if record["name"] not in missing
+        ],
         "removed": run.output("removed_beeuni_tools"),
+        "unreleased": [
+            {"name": name, "kind": declared[name]["kind"], "source": declared[name]["source"], "reason": reason}
+            for name, reason in missing.items()
+            if name in declared
+        ],
         **which,
     }
 

@@ -24,11 +24,12 @@ from .paths import MANIFEST_NAME, Repository, git_top, manifest_path
 from .suppress import Suppressions, Syntax
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from .edit.text_edit import TextEdit
-    from .release.git_index import Release
+    from .release.facts import ReleaseView
+    from .yaml.located import LocatedStr
 
 
 class ManifestNotFound(Exception):
@@ -100,23 +101,19 @@ class ProjectRun:
         )
         self._outputs: dict[str, Any] = {}
         self._release_view = release_view
-        self._given_release: Release | None = None  # (``set_release``: not git's index)
+        self._given_release: ReleaseView | None = None  # (``set_release``: not git's index)
         self._suppressions: Suppressions | None = None
         self._diagnostics: list[Diagnostic] | None = None
 
     def _release(self) -> dict[str, Any]:
-        """The ``release`` fact (``release/facts.py``): what git tracks of the modules the rules
-        would load and of their imports; nothing to say outside git or without modules (asked in
-        that order: outside git, which modules would load is not worked out at all)."""
+        """The ``release`` fact (``release/facts.py``): what the release holds of the manifest's
+        files, of the modules the rules would load and of their imports; nothing to say outside
+        git (asked first: outside git, which modules would load is not worked out at all)."""
         if not self._release_view or "IMPORT_RESOLUTION" not in self.program["lets"]:
             return no_release()  # (rules that do not say how imports resolve: no release view)
         release = self._given_release
         found = git_top(self.repo.root) if release is None else None
         if release is None and found is None:
-            return no_release()
-        modules = self.output("modules_to_load")
-        resolution = self.output("IMPORT_RESOLUTION")
-        if not modules or resolution is None:
             return no_release()
         from .release.facts import release_fact
         from .release.git_index import Release
@@ -124,11 +121,38 @@ class ProjectRun:
         if release is None:
             assert found is not None  # (outside git returned above)
             release = Release(found[0], found[1], self.repo.root)  # (reads the index: only now it is needed)
-        return release_fact(release, self.observer, modules, resolution)
+        elsewhere = getattr(release, "elsewhere", None)
+        modules = list(self.output("modules_to_load"))
+        if elsewhere is not None:  # a commit's view: the modules it lacks that the working tree has
+            listed = {str(m["module"]) for m in modules}
+            for tool in self.output("session_tools"):
+                module = tool["module"]
+                if module is not None and module not in listed and elsewhere(module):
+                    listed.add(module)
+                    modules.append({"name": tool["name"], "module": module})
+        resolution = self.output("IMPORT_RESOLUTION") if modules else None
+        return release_fact(release, self.observer, modules, resolution, self._manifest_files(elsewhere), elsewhere)
 
-    def set_release(self, release: Release | None) -> None:
-        """The release to check against instead of git's (None: no git repository), before
-        anything has read the ``release`` fact (a rules test case's, ``cli/rule_tests.py``)."""
+    def _manifest_files(self, elsewhere: Callable[[str], bool] | None) -> list[LocatedStr]:
+        """The manifest's files, each where it is named (the root at its start), and those
+        imports a commit's view lacks that the working tree has."""
+        from .yaml.located import LocatedStr
+
+        found = [LocatedStr(self.manifest, (self.manifest, 1, 1))]
+        for file in self.merged.files:
+            if file["imported_at"] is not None:
+                found.append(LocatedStr(file["path"], file["imported_at"].loc))
+        if elsewhere is not None:
+            for problem in self.merged.problems:
+                path = str(problem.extra.get("path"))
+                if problem.kind == "import-missing" and elsewhere(path):
+                    found.append(LocatedStr(path, problem.loc))
+        return found
+
+    def set_release(self, release: ReleaseView | None) -> None:
+        """The release to check against instead of git's index (None: no git repository), before
+        anything has read the ``release`` fact: a rules test case's (``cli/rule_tests.py``), or
+        a commit a session serves (``release/commit_view.py``)."""
         assert "release" not in self.evaluation.values, "the release fact was read before it was set"
         self._release_view = release is not None
         self._given_release = release
@@ -211,9 +235,10 @@ def rules_folder(rules_dir: str | os.PathLike[str] | None = None) -> tuple[str, 
     return os.fspath(rules_dir), os.fspath(rules_dir)
 
 
-def load_rules(rules_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    folder, shown = rules_folder(rules_dir)
-    return load_program(folder, RULES_INTERFACE, display=shown, shipped=rules_dir is None)
+def load_rules(rules_dir: str | os.PathLike[str] | None = None, shown: str | None = None) -> dict[str, Any]:
+    """``shown``: how messages name the folder (a copy's, by the user's own path)."""
+    folder, named = rules_folder(rules_dir)
+    return load_program(folder, RULES_INTERFACE, display=shown or named, shipped=rules_dir is None)
 
 
 def open_project(
@@ -231,4 +256,4 @@ def rules_only(rules_dir: str | os.PathLike[str] | None = None) -> ProjectRun:
 
 def no_release() -> dict[str, Any]:
     """The ``release`` fact where there is nothing to say: outside git, or no module to load."""
-    return {"git": False, "modules": [], "imports": []}
+    return {"git": False, "modules": [], "imports": [], "files": []}

@@ -297,17 +297,6 @@ def test_a_convergence_may_widen_grants_it_was_merged(project: Path, tmp_path: P
         assert daemon.call("lookup_order", agent="a").status_code == 200
 
 
-def test_a_release_that_does_not_validate_keeps_the_last_good_one(project: Path, tmp_path: Path) -> None:
-    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
-        first = daemon.document["release"]
-        (project / "beeuni.yaml").write_text(MANIFEST + "  Broken-Name: x.py\n")
-        commit(project, "a broken manifest")
-        event = daemon.converge()
-        assert event["event"] == "convergence_failed" and event["serving"] == first
-        assert "the release does not validate: beeuni.yaml:" in event["error"]
-        assert output(daemon, "lookup_order", "b")["keyed"] is True
-
-
 def test_the_release_served_is_named_and_tools_call_runs_the_working_tree_unless_asked(
     project: Path, tmp_path: Path
 ) -> None:

@@ -10,8 +10,11 @@ tool author's loop, serves the working tree as it is, unless asked for a release
 A running session moves to another release only when its starter says so (``converge``): the new
 release is taken, resolved and loaded beside the one served, without blocking the event loop,
 then served from the next call on. A call runs wholly in the generation it started in; the old
-generation's module host stops once its last call has ended. A convergence that fails for any
-reason keeps the generation served and says why.
+generation's module host stops once its last call has ended. A start and a convergence make a
+generation the same way (``_generation``): whether a release is served at all, and which of its
+tools are skipped, is decided once (``engine/release/served.py``), so a running session serves
+exactly what a new one on the same release would. A convergence that fails for any reason keeps
+the generation served and says why.
 
 Everything about *which* tool an agent sees comes from the engine's resolved tool set; this
 module only looks things up in it.
@@ -26,10 +29,11 @@ import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from ...engine.paths import Repository, git_top
+from ...engine.paths import git_top
 from ...engine.printable import printable
-from ...engine.project import ProjectRun, load_rules, locate, rules_folder
-from ...engine.release.git_index import Release
+from ...engine.project import ProjectRun, locate, rules_folder
+from ...engine.release.served import error_line, refusal, unreleased
+from ...engine.release.served_run import release_run, rules_inside, rules_of
 from ...engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ...engine.resolve import resolve
 from ...engine.resolved import Diagnostic, ResolvedToolSet
@@ -134,22 +138,21 @@ class Session:
     def _rules_in_repository(self) -> str | None:
         """The ``--rules`` folder when it lies inside the git work tree (or the project's folder):
         it is read from the release, as the manifest is."""
-        if self.rules is None:
-            return None
-        folder = os.path.realpath(self.rules)
-        return folder if folder == self.top or folder.startswith(self.top.rstrip("/") + "/") else None
+        return rules_inside(self.rules, self.top)
 
     def _rules_of(self, snapshot: Snapshot | None) -> str | None:
         """The rules folder to read: inside the repository, its copy in the release."""
-        inside = self._rules_in_repository()
-        if inside is None or snapshot is None:
-            return self.rules
-        return os.path.join(snapshot.folder, os.path.relpath(inside, self.top))
+        return rules_of(self.rules, self.top, snapshot)
 
     def _resolve(self, snapshot: Snapshot | None) -> tuple[ResolvedToolSet, ProjectRun]:
-        root = snapshot.root if snapshot is not None else self.repo.root
-        run = ProjectRun(Repository(root), self.manifest, load_rules(self._rules_of(snapshot)))
-        return ResolvedToolSet.model_validate(resolve(run)), run
+        """The release's tool set, or ``StartRefused`` when the release is not served at all
+        (``engine/release/served.py`` decides, the same for a new session and a running one)."""
+        run = release_run(self.repo.root, self.manifest, self.rules, self.top, snapshot)
+        resolved = ResolvedToolSet.model_validate(resolve(run))
+        refused = refusal(run)
+        if refused is not None:
+            raise StartRefused(say(resolved.messages, "release_invalid", detail=error_line(refused)))
+        return resolved, run
 
     def _modules(self, resolved: ResolvedToolSet, snapshot: Snapshot | None) -> dict[str, str]:
         root = snapshot.root if snapshot is not None else self.repo.root
@@ -165,25 +168,6 @@ class Session:
                 # there); absolute, as Bun would take a relative `--rules` from the host's folder
                 modules[tool.name] = os.path.abspath(os.path.join(rules, tool.builtin))
         return modules
-
-    def _not_released(
-        self, resolved: ResolvedToolSet, run: ProjectRun, snapshot: Snapshot | None, modules: dict[str, str]
-    ) -> dict[str, str]:
-        """The tools whose module the release lacks though the working tree has it, each with the
-        rules' reason (the words `validate` uses for an untracked module); they are not loaded."""
-        if snapshot is None or snapshot.commit is None:
-            return {}
-        index = None
-        found = {}
-        for tool in resolved.tools:
-            if tool.name not in modules or tool.module is None or tool.module in snapshot.paths:
-                continue
-            if not self.repo.is_file(tool.module):
-                continue  # missing everywhere: the load says so
-            index = index or Release.of(self.repo.root)
-            state = index.state(tool.module) if index is not None else "untracked"
-            found[tool.name] = run.call("not_released", tool.name, tool.module, state)
-        return found
 
     async def start(self) -> None:
         """Take the release, resolve it and load its modules; ``StartRefused`` with the reason
@@ -202,9 +186,6 @@ class Session:
         if self.current.snapshot is not None and self.current.snapshot.commit is None:  # said once
             said = "serving_folder" if self.git is None else "serving_uncommitted"
             log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
-        for d in resolved.diagnostics:
-            if d.severity == "error":
-                log_line(_error_line(d) + "\n")
 
     async def _generation(self, release: str | None) -> Generation:
         assert self.private is not None
@@ -234,7 +215,11 @@ class Session:
             known = ", ".join(h.name for h in resolved.harnesses)
             raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
         modules = self._modules(resolved, snapshot)
-        not_released = self._not_released(resolved, run, snapshot, modules)
+        skipped = unreleased(run)
+        not_released = {name: reason for name, reason in skipped.items() if name in modules}
+        for d in resolved.diagnostics:  # a release served with errors: said for every generation alike,
+            if d.severity == "error" and d.message not in skipped.values():  # a skipped tool's reason once, below
+                log_line(_error_line(d) + "\n")
         loadable = {name: path for name, path in modules.items() if name not in not_released}
         harness_modules = self._harness_modules(run, snapshot)
         loadable.update((key, path) for key, path in harness_modules.values())
@@ -261,7 +246,7 @@ class Session:
         )
         failed.update(harness_failed)
         failed.update(not_released)
-        failed.update(_shown(host.failed, snapshot))
+        failed.update(_shown(host.failed, snapshot, self.top))
         if failed:
             lines = [resolved.messages["did_not_load"]]
             lines += [f"  {printable(name)}: {printable(reason)}" for name, reason in sorted(failed.items())]
@@ -375,11 +360,7 @@ class Session:
         async with self._converging:  # one at a time, in the order asked
             old = self.current
             assert old is not None
-            new = await self._generation(release)
-            first_error = next((d for d in new.resolved.diagnostics if d.severity == "error"), None)
-            if first_error is not None:  # a running session never moves to a release that does not validate
-                await self._retire(new)
-                raise StartRefused(say(new.resolved.messages, "release_invalid", detail=_error_line(first_error)))
+            new = await self._generation(release)  # refused as a new session's start would be
             changes = await asyncio.to_thread(changes_between, old, new)
             self.current = new
             if old.calls == 0:
@@ -579,8 +560,14 @@ def _declared(generation: Generation, name: str) -> str | None:
     return name if name in generation.grants.agents else None
 
 
-def _shown(failed: dict[str, str], snapshot: Snapshot | None) -> dict[str, str]:
+def _shown(failed: dict[str, str], snapshot: Snapshot | None, top: str) -> dict[str, str]:
     """Load failures with paths in the release shown as the repository names them."""
     if snapshot is None:
         return failed
-    return {name: reason.replace(snapshot.root + "/", "") for name, reason in failed.items()}
+    return {name: _own_paths(reason, snapshot, top) for name, reason in failed.items()}
+
+
+def _own_paths(reason: str, snapshot: Snapshot, top: str) -> str:
+    """A reason with the release's copy named as the user's own: a path of the project's folder
+    from that folder, any other (a node_modules above it) where the work tree has it."""
+    return reason.replace(snapshot.root + "/", "").replace(snapshot.folder.rstrip("/"), top.rstrip("/"))

@@ -350,7 +350,8 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     memory_unguarded guard_required starter_gone plugin_without_connection did_not_load
     serving_release serving_folder serving_uncommitted release_no_git release_no_commit
     release_unknown release_unreadable release_object_missing release_forged release_stalled
-    release_no_manifest folder_too_large plugin_in_repository
+    release_no_manifest release_no_rules_untracked release_no_rules_ignored release_no_rules_staged
+    folder_too_large plugin_in_repository
     converged convergence_failed release_invalid spilled not_an_object bad_arguments not_strict_json too_deep
     inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
@@ -567,6 +568,10 @@ OPTIONAL_VALUES: dict[str, Shape] = {
         {key: Template(TURN_MESSAGE_FIELDS) for key in TURN_MESSAGE_KEYS}, rest=Template(TURN_MESSAGE_FIELDS)
     ),
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
+    # what a session does not get because the release lacks what it needs, and why; and the
+    # rules whose error keeps a release from being served at all (``release/served.py``)
+    "unreleased_tools": ListOf(Record({"name": NAME, "reason": Str()})),
+    "RELEASE_REFUSED_BY": ListOf(Str(), "rule ids"),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
         {

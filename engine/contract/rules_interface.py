@@ -71,7 +71,8 @@ MODULE = {
 }
 
 #: what the release (the files git tracks, staged ones included) holds of a module the rules
-#: would load: ``state`` is "tracked", "untracked" or "ignored"
+#: would load: ``state`` is "tracked", "untracked" or "ignored" — or, in the view of a commit a
+#: session serves, "staged" (git's index holds it, the commit does not)
 RELEASE_MODULE = {"name": "string", "module": "string", "state": "string"}
 #: one import of a module or of a file it imports (``file``): ``specifier`` is located in that
 #: file; ``relative`` (./, ../) imports have the ``target`` file they resolve to on disk (null:
@@ -87,8 +88,11 @@ RELEASE_IMPORT = {
     "target": "string?",
     "state": "string?",
 }
+#: a file of the manifest (the root, an import) and whether the release holds it: ``at`` is where
+#: it is named (the root: its start), ``state`` as a module's
+RELEASE_FILE = {"path": "string", "at": "string", "state": "string"}
 #: ``git``: whether a git repository holds the manifest (else the lists are empty)
-RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT]}
+RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT], "files": [RELEASE_FILE]}
 
 FACTS = {
     "manifest": "string",

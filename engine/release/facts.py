@@ -9,21 +9,40 @@ importing file, up to the git work tree's top, that the release holds. A file im
 several modules has its imports listed once, for the first. Which specifiers are
 built into the runtime, and what is wrong, the rules say (``rules/release.rules``). Outside a git
 repository the fact says so and lists nothing.
+
+Also, for each file of the manifest (the root and every import), whether the release holds it.
+
+The view is validate's — git's index over the working tree — or a session's: a commit, read from
+its copy (``commit_view.py``). A commit's view also knows the files the working tree has that the
+commit lacks (``elsewhere``): a module or a manifest import declared but not committed, a relative
+import that resolves only in the working tree. Those are listed with why the commit lacks them, so
+that what is reported is the user's own path and its reason, never a path of the copy.
 """
 
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..yaml.located import LocatedStr
-from .git_index import Release
 from .module_imports import Import, read_module
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ..lang.builtins import Observer
+
+
+class ReleaseView(Protocol):
+    """What the fact asks of a release: ``git_index.Release`` (the index) or ``CommitView``."""
+
+    prefix: str
+
+    def state(self, relative: str) -> str: ...
+
+    def holds_under_top(self, folder: str) -> bool: ...
+
 
 #: how many files one run reads for imports (modules and the files they import), and how large
 MAX_FILES = 500
@@ -31,22 +50,43 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def release_fact(
-    release: Release, observer: Observer, modules: list[dict[str, Any]], resolution: dict[str, Any]
+    release: ReleaseView,
+    observer: Observer,
+    modules: list[dict[str, Any]],
+    resolution: dict[str, Any] | None,
+    files: list[LocatedStr] | None = None,
+    elsewhere: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
-    """``resolution``: the rules' ``IMPORT_RESOLUTION`` (``extensions`` tried, ``followed``)."""
-    reader = _Reader(release, observer, list(resolution["extensions"]), tuple(resolution["followed"]))
+    """``resolution``: the rules' ``IMPORT_RESOLUTION`` (``extensions`` tried, ``followed``;
+    None: imports are not read); ``files``: the manifest's files, each located where it is
+    named (the root at its start); ``elsewhere``: whether the working tree has a file the release
+    lacks (a commit's view), where a relative import that resolves to nothing in the release is
+    resolved again."""
+    extensions, followed = (list(resolution["extensions"]), tuple(resolution["followed"])) if resolution else ([], ())
+    reader = _Reader(release, observer, extensions, followed, elsewhere)
     found_modules = []
     imports: list[dict[str, Any]] = []
     for entry in modules:
         path = str(entry["module"])
-        found_modules.append({"name": str(entry["name"]), "module": path, "state": release.state(path)})
-        imports.extend(reader.imports_of(str(entry["name"]), path))
-    return {"git": True, "modules": found_modules, "imports": imports}
+        state = release.state(path)
+        found_modules.append({"name": str(entry["name"]), "module": path, "state": state})
+        if resolution is not None:  # (of a module the release lacks too: `cr open` adds what it imports)
+            imports.extend(reader.imports_of(str(entry["name"]), path))
+    found_files = [{"path": str(file), "at": file, "state": release.state(str(file))} for file in files or []]
+    return {"git": True, "modules": found_modules, "imports": imports, "files": found_files}
 
 
 class _Reader:
-    def __init__(self, release: Release, observer: Observer, extensions: list[str], followed: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        release: ReleaseView,
+        observer: Observer,
+        extensions: list[str],
+        followed: tuple[str, ...],
+        elsewhere: Callable[[str], bool] | None,
+    ) -> None:
         self.extensions = extensions
+        self.elsewhere = elsewhere
         self.followed = followed
         self.release = release
         self.observer = observer
@@ -121,7 +161,10 @@ class _Reader:
         if extension:  # `./x.js` written for `./x.ts`
             candidates += [stem + ext for ext in self.extensions]
         candidates += [posixpath.join(base, "index" + ext) for ext in self.extensions]
-        return next((candidate for candidate in candidates if self.is_file(candidate)), None)
+        found = next((candidate for candidate in candidates if self.is_file(candidate)), None)
+        if found is None and self.elsewhere is not None:  # the working tree's file the release lacks
+            found = next((candidate for candidate in candidates if self.elsewhere(candidate)), None)
+        return found
 
     def _package_folder(self, file: str, package: str) -> str | None:
         """The first ``node_modules/<package>`` the release holds, from the importing file's

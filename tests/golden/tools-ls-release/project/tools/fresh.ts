@@ -1,0 +1,5 @@
+export default {
+  description: 'Never committed.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { return 'ok' },
+}

@@ -1,0 +1,6 @@
+import { z } from 'zod'
+export default {
+  description: 'Uses zod.',
+  parameters: { type: 'object', properties: {} },
+  async execute() { return 'ok' },
+}
