@@ -74,9 +74,10 @@ def _checked(result: int, call: str) -> None:
 
 
 @functools.cache
-def planned() -> Drop:
-    """The drop for processes this daemon starts (its capabilities do not change while it runs)."""
-    if not effective_capabilities() >> CAP_SETPCAP & 1:
+def planned(own_user_namespace: bool = False) -> Drop:
+    """The drop for processes this daemon starts (its capabilities do not change while it runs);
+    a process in a user namespace of its own holds every capability there, and drops them all."""
+    if not own_user_namespace and not effective_capabilities() >> CAP_SETPCAP & 1:
         return Drop(range(0), securebits=False)
     return Drop(range(_last_capability() + 1), securebits=True)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 from . import host_channel
-from .sandbox import Confinement, confinement_for, start
+from .sandbox import Confinement, Process, confinement_for, start
 from .secrets import state_dir
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
@@ -177,7 +177,7 @@ def _probe_run(
         channel.close()
 
 
-def _exit_status(process: subprocess.Popen[bytes]) -> int:
+def _exit_status(process: Process) -> int:
     """How the process ended; one that closed its channel and lives on is killed first."""
     try:
         return process.wait(timeout=EXIT_GRACE)

@@ -31,7 +31,7 @@ from ..engine.release.git_index import Release
 from ..engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ..engine.resolve import resolve
 from ..engine.resolved import Diagnostic, ResolvedToolSet
-from . import strict_json, syscall_filter
+from . import pid_namespace, strict_json, syscall_filter
 from .arguments import InvalidSchema, argument_problem, validator_of
 from .changes import Changes, changes_between
 from .generation import Generation
@@ -213,6 +213,7 @@ class Session:
             for missing, required, said in (
                 (landlock_missing()[1], "confinement_required", "not_confined"),
                 (syscall_filter.missing(), "filter_required", "not_filtered"),
+                (pid_namespace.missing(), "containment_required", "not_contained"),
             ):
                 if missing and self.require_confinement:
                     raise StartRefused(say(messages, required, detail=missing))
