@@ -9,6 +9,8 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from beeuni.daemon.handoff import VARIABLE, HandOff
 from beeuni.daemon.plugin import verify
 from conftest import BEEUNI, ROOT, Result
@@ -124,12 +127,19 @@ def daemon_environment(state: Path, env: dict[str, str] | None = None) -> dict[s
 
 
 def start_daemon(
-    project: Path, state: Path, *args: str, env: dict[str, str] | None = None, output: Any = None
+    project: Path,
+    state: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    output: Any = None,
+    user: int | None = None,
 ) -> Daemon:
     """Start ``beeuni daemon`` as a session's starter does and wait until it hands over its
-    connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept)."""
+    connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept).
+    ``user``: the user (and group) it runs as, when the test runs as root."""
     hand_off = HandOff()
-    command = [BEEUNI, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
+    launcher, env = ([BEEUNI], env) if user is None else launched_as(user, env)
+    command = [*launcher, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
     log_path = state.parent / f"{state.name}.daemon.log"
     with contextlib.ExitStack() as stack:
         if output is None:
@@ -142,6 +152,9 @@ def start_daemon(
             stderr=stderr,
             text=True,
             pass_fds=(hand_off.fd,),
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
         )
     hand_off.started()
     try:
@@ -152,6 +165,24 @@ def start_daemon(
         process.kill()
         raise AssertionError(f"the daemon did not start ({process.wait()}):\n{_read(log_path)}")
     return Daemon(process, connection, state, log_path, hand_off)
+
+
+def launched_as(user: int, env: dict[str, str] | None) -> tuple[list[str], dict[str, str] | None]:
+    """How ``user`` runs beeuni, and its environment: the virtualenv's script, or — where ``user``
+    may not run this interpreter (one installed in root's home) — the system's Python of the same
+    version with the virtualenv's packages. A test is skipped where neither runs."""
+    probe = "import beeuni.cli.main"
+    with contextlib.suppress(OSError):
+        if subprocess.run([sys.executable, "-c", probe], user=user, capture_output=True, check=False).returncode == 0:
+            return [BEEUNI], env
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    packages = {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    if not os.path.exists(system):
+        pytest.skip(f"user {user} cannot run {sys.executable}, and there is no {system}")
+    if subprocess.run([system, "-P", "-c", probe], env=packages, user=user, check=False).returncode:
+        pytest.skip(f"user {user} cannot import beeuni with {system}")
+    launcher = [system, "-P", "-c", "import sys; from beeuni.cli.main import main; sys.exit(main())"]
+    return launcher, {**(env or {}), **packages}
 
 
 def stop_daemon(daemon: Daemon) -> None:
