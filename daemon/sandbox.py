@@ -1,6 +1,7 @@
 """How a module's process starts: Bun running ``host.ts``, its channel on fd 3 (a socket pair),
 a scrubbed environment, a private temporary folder as its home, a private working folder, a
-process group of its own, no capabilities (``capabilities.py``), a syscall filter
+PID namespace of its own whose init it is (``pid_namespace.py``; where the kernel offers none, a
+process group of its own only), no capabilities (``capabilities.py``), a syscall filter
 (``syscall_filter.py``), and — where the kernel has Landlock — a ruleset of its own
 (``confine.py``).
 
