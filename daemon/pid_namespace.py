@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import os
 import platform
@@ -95,8 +96,10 @@ class Plan:
         """The host, once ``forked`` (the child in between) reported it on ``report`` and ended."""
         forked.wait()
         said = os.read(report, 64)
-        if said.startswith(_FAILED) or not said:
-            code = int(said[1:] or b"0")
+        if not said:
+            raise OSError(errno.ECHILD, f"the child that starts the host ended (status {forked.returncode}) unsaid")
+        if said.startswith(_FAILED):
+            code = int(said[1:])
             raise OSError(code, f"clone of a PID namespace: {os.strerror(code)}")
         return Host(int(said))
 
@@ -202,7 +205,7 @@ def _kernel_missing() -> str:
                 os._exit(err.errno or 1)
         os._exit(0)
 
-    try:
+    try:  # `attempt` ends the child before its exec (of nothing: "/")
         code = subprocess.run(["/"], preexec_fn=attempt, check=False).returncode
     except (OSError, subprocess.SubprocessError) as err:
         return f"a PID namespace: {err}"
