@@ -174,6 +174,32 @@ def test_every_process_ends_with_a_daemon_killed_by_sigkill(user: str) -> None:
         wait_until(lambda: not any(process_runs(pid) for pid in hosts), "the module processes to end with the daemon")
 
 
+def test_what_a_module_starts_at_import_ends_with_the_load_and_with_the_call(tmp_path: Path) -> None:
+    """The load report imports every module in a probe process of its own: what an import starts
+    ends with that process, as what a call's import starts ends with the call."""
+    word = marker()
+    project = make_project(tmp_path / "project")
+    at_import = f"""import {{ spawn }} from 'node:child_process'
+import {{ appendFileSync }} from 'node:fs'
+spawn('setsid', ['sleep', '{word}'], {{ detached: true, stdio: 'ignore' }}).unref()
+appendFileSync('{project}/marks/{word}', 'started\\n')
+export default {{
+  description: 'Starts a process when it is imported.',
+  parameters: {{ type: 'object', properties: {{}} }},
+  async execute() {{ return 'imported' }},
+}}
+"""
+    (project / "tools" / "at_import.ts").write_text(at_import)
+    (project / "beeuni.yaml").write_text(MANIFEST.replace("agents:", "  at_import: tools/at_import.ts\nagents:"))
+    marks = project / "marks" / word
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        assert marks.read_text() == "started\n"  # by the load report's import
+        wait_until(lambda: gone(word), "what the load's import started to end with the probe")
+        assert daemon.call("at_import", agent="a").json()["output"] == "imported"
+        assert marks.read_text() == "started\n" * 2
+        wait_until(lambda: gone(word), "what the call's import started to end with the call")
+
+
 def init_of_its_namespace(pid: int) -> bool:
     """Whether process ``pid`` is process 1 of a PID namespace below this one."""
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
