@@ -20,6 +20,11 @@ filter, Landlock with its own ``/proc`` entry, fd 3 — and execs Bun. A daemon 
 themselves, so that files and ids stay as they were; the host then drops every capability the new
 user namespace gave it (``capabilities.planned``).
 
+Why not util-linux's ``unshare --pid --fork --kill-child bun …``: the process that execs Bun must
+be the one that makes Landlock's rule for its own ``/proc`` entry, and a root daemon's child has
+dropped ``CAP_SYS_ADMIN`` before any exec; and a forked Python child kept to wait for the host
+would keep a copy of the daemon's memory alive. ``CLONE_PARENT`` leaves no process in between.
+
 What a module sees: ``process.pid`` is 1 and ``process.ppid`` 0; ``/proc`` stays the daemon's mount,
 where ``/proc/self`` is the host's own entry under its number outside (the one Landlock allows).
 Init is spared the signals its own namespace sends it without a handler: a module cannot kill its
