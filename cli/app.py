@@ -300,8 +300,8 @@ def daemon(
         bool,
         typer.Option(
             "--require-confinement",
-            help="Refuse to start when tool modules cannot be confined (Landlock, seccomp) or the token guarded"
-            " (Yama).",
+            help="Refuse to start when tool modules cannot be confined (Landlock, seccomp, PID namespaces) or the"
+            " token guarded (Yama).",
         ),
     ] = False,
     release: Annotated[

@@ -9,6 +9,8 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from beeuni.daemon.edge.handoff import VARIABLE, HandOff
 from beeuni.daemon.plugin import verify
 from conftest import BEEUNI, ROOT, Result
@@ -82,7 +85,10 @@ class Daemon:
 
     def host_pids(self) -> list[int]:
         """The module processes the daemon has started (warm ones and running calls)."""
-        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        children = []  # of every thread: a process is the child of the thread that started it
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                children += (task / "children").read_text().split()
         return [int(child) for child in children if process_runs(int(child)) and _runs_host(int(child))]
 
 
@@ -102,17 +108,38 @@ def process_runs(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def processes_with(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker`` (a unique word a test's module gives the
+    processes it starts), zombies left out: found by their number outside any PID namespace."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes() and process_runs(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:  # gone meanwhile
+                continue
+    return found
+
+
 def daemon_environment(state: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "BEEUNI_STATE_DIR": str(state), "BEEUNI_BUN": str(BUN), "NO_COLOR": "1", **(env or {})}
 
 
 def start_daemon(
-    project: Path, state: Path, *args: str, env: dict[str, str] | None = None, output: Any = None
+    project: Path,
+    state: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    output: Any = None,
+    user: int | None = None,
 ) -> Daemon:
     """Start ``beeuni daemon`` as a session's starter does and wait until it hands over its
-    connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept)."""
+    connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept).
+    ``user``: the user (and group) it runs as, when the test runs as root."""
     hand_off = HandOff()
-    command = [BEEUNI, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
+    launcher, env = ([BEEUNI], env) if user is None else launched_as(user, env)
+    command = [*launcher, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
     log_path = state.parent / f"{state.name}.daemon.log"
     with contextlib.ExitStack() as stack:
         if output is None:
@@ -125,6 +152,9 @@ def start_daemon(
             stderr=stderr,
             text=True,
             pass_fds=(hand_off.fd,),
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
         )
     hand_off.started()
     try:
@@ -135,6 +165,24 @@ def start_daemon(
         process.kill()
         raise AssertionError(f"the daemon did not start ({process.wait()}):\n{_read(log_path)}")
     return Daemon(process, connection, state, log_path, hand_off)
+
+
+def launched_as(user: int, env: dict[str, str] | None) -> tuple[list[str], dict[str, str] | None]:
+    """How ``user`` runs beeuni, and its environment: the virtualenv's script, or — where ``user``
+    may not run this interpreter (one installed in root's home) — the system's Python of the same
+    version with the virtualenv's packages. A test is skipped where neither runs."""
+    probe = "import beeuni.cli.main"
+    with contextlib.suppress(OSError):
+        if subprocess.run([sys.executable, "-c", probe], user=user, capture_output=True, check=False).returncode == 0:
+            return [BEEUNI], env
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    packages = {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    if not os.path.exists(system):
+        pytest.skip(f"user {user} cannot run {sys.executable}, and there is no {system}")
+    if subprocess.run([system, "-P", "-c", probe], env=packages, user=user, check=False).returncode:
+        pytest.skip(f"user {user} cannot import beeuni with {system}")
+    launcher = [system, "-P", "-c", "import sys; from beeuni.cli.main import main; sys.exit(main())"]
+    return launcher, {**(env or {}), **packages}
 
 
 def stop_daemon(daemon: Daemon) -> None:

@@ -35,12 +35,13 @@ MODULES = {
   parameters: { type: 'object', properties: {} },
   async execute() { return Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\\n') },
 }""",
-    "slow": """import { appendFileSync, writeFileSync } from 'node:fs'
+    "slow": """import { appendFileSync, readlinkSync, writeFileSync } from 'node:fs'
 export default {
   description: 'Runs until stopped, ticking in its mark file (in the repository).',
   parameters: { type: 'object', properties: { mark: { type: 'string' } } },
   execute(args, context) {
-    writeFileSync(`${context.cwd}/out/${args.mark}.started`, String(process.pid))
+    // its number outside its PID namespace (process.pid is 1 inside)
+    writeFileSync(`${context.cwd}/out/${args.mark}.started`, readlinkSync('/proc/self'))
     setInterval(() => appendFileSync(`${context.cwd}/out/${args.mark}`, 'tick\\n'), 5)
     return new Promise(() => {})
   },

@@ -9,7 +9,9 @@ repository, though the rest of the working tree stays its workspace.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +45,49 @@ export default {
 PRELOAD = """import { appendFileSync } from 'node:fs'
 appendFileSync(`${import.meta.dir}/out/preloaded`, JSON.stringify(process.env) + '\\n')
 """
+CHMODS = """import { chmodSync, chownSync, closeSync, copyFileSync, fchmodSync, fchownSync, lchownSync, openSync,
+  statSync, utimesSync, writeFileSync } from 'node:fs'
+function attempt(act) {
+  try { act(); return 'changed' } catch (error) { return error.code }
+}
+function throughFd(path, act) {
+  const fd = openSync(path, 'r')
+  try { act(fd) } finally { closeSync(fd) }
+}
+export default {
+  description: 'Changes the mode, owner and times of the files it is given, and makes files of its own.',
+  parameters: { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } } },
+  async execute(args, context) {
+    const [uid, gid] = [process.getuid(), process.getgid()]
+    const tried = {}
+    for (const path of args.paths) {
+      tried[path] = {
+        chmod: attempt(() => chmodSync(path, 0o666)),
+        chown: attempt(() => chownSync(path, uid, gid)),
+        lchown: attempt(() => lchownSync(path, uid, gid)),
+        utimes: attempt(() => utimesSync(path, 1, 1)),
+        fchmod: attempt(() => throughFd(path, (fd) => fchmodSync(fd, 0o666))),
+        fchown: attempt(() => throughFd(path, (fd) => fchownSync(fd, uid, gid))),
+      }
+    }
+    const shell = Bun.spawnSync(['sh', '-c', 'chmod 666 "$@" 2>/dev/null; echo $?', 'sh', ...args.paths])
+    const out = `${context.cwd}/out`
+    writeFileSync(`${out}/made`, 'mine', { mode: 0o600 })  // the mode of open: no chmod needed
+    copyFileSync(`${out}/made`, `${out}/copied`)
+    const touched = Bun.spawnSync(['touch', `${out}/touched`]).exitCode
+    const own = attempt(() => chmodSync(`${out}/made`, 0o644))
+    const made = statSync(`${out}/made`).mode & 0o777
+    return { tried, shell: shell.stdout.toString().trim(), made, touched, own }
+  },
+}
+"""
 MANIFEST = """tools:
   sees: tools/sees.ts
   writes: tools/writes.ts
+  chmods: tools/chmods.ts
 agents:
   a:
-    tools: [writes]
+    tools: [writes, chmods]
   b:
     tools: [sees]
     secrets: all
@@ -57,7 +96,8 @@ agents:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    return released_project(tmp_path, {"sees.ts": SEES, "writes.ts": WRITES}, MANIFEST, "PAYROLL_KEY", SECRET)
+    tools = {"sees.ts": SEES, "writes.ts": WRITES, "chmods.ts": CHMODS}
+    return released_project(tmp_path, tools, MANIFEST, "PAYROLL_KEY", SECRET)
 
 
 def seen_by_b(daemon: Daemon) -> dict[str, Any]:
@@ -110,3 +150,42 @@ def test_a_module_cannot_write_gits_folder_or_what_the_harness_loads(project: Pa
     assert not (project / "out" / "stolen").exists()
     assert not (project / ".opencode").exists() and not (project / "opencode.json").exists()
     assert "fsmonitor" not in (project / ".git" / "config").read_text()
+
+
+def attributes(path: Path) -> tuple[int, int, int, int]:
+    found = path.lstat()
+    return found.st_mode, found.st_uid, found.st_gid, found.st_mtime_ns
+
+
+def test_a_module_changes_no_mode_owner_or_time_outside_its_workspace(project: Path, tmp_path: Path) -> None:
+    """Landlock does not cover a file's attributes: the syscall filter refuses the changes, by
+    path or through a descriptor, of the files a module cannot open (the secrets store, the state
+    folder) and of those it may only read (the served release, the plugin, Bun's empty
+    bunfig.toml, git's configuration), in the module's process and in the programs it starts."""
+    with running_daemon(project, tmp_path) as daemon:
+        private = next(Path(tempfile.gettempdir()).glob(f"beeuni-daemon-{daemon.process.pid}-*"))
+        targets = [
+            next(daemon.state.glob("projects/*/secrets.json")),
+            daemon.state,
+            project / ".git" / "config",
+            private,
+            *(path for path in private.rglob("*") if path.is_file() and "host" not in path.relative_to(private).parts),
+        ]
+        assert any(path.name == "bunfig.toml" for path in targets) and any(path.name == "chmods.ts" for path in targets)
+        assert any("plugin" in path.parts for path in targets)
+        before = {path: attributes(path) for path in targets}
+        answer = daemon.call("chmods", {"paths": [str(path) for path in targets]}, agent="a")
+        assert answer.status_code == 200, answer.text
+        seen = json.loads(answer.json()["output"])
+        after = {path: attributes(path) for path in targets}
+    assert after == before
+    for path, tried in seen["tried"].items():
+        by_path = {tried[call] for call in ("chmod", "chown", "lchown", "utimes")}
+        assert by_path == {"EPERM"}, path
+        # what it may not even open fails at the open
+        assert {tried["fchmod"], tried["fchown"]} <= {"EPERM", "EACCES"}, path
+    assert seen["shell"] == "1"  # the filter holds in the programs a module starts
+    # what a module makes is made with its mode; a copy and `touch` work; its own files keep theirs too
+    assert (seen["made"], seen["touched"], seen["own"]) == (0o600, 0, "EPERM")
+    assert (project / "out" / "copied").read_text() == "mine"
+    assert os.stat(project / "out" / "made").st_mode & 0o777 == 0o600

@@ -61,9 +61,11 @@ export default {
     try { const seen = statSync(path); times = [seen.atime, seen.mtime] } catch {}
     try {
       writeFileSync(path, args.text)
+    } catch (error) { return `refused: ${error.code}` }
+    try {
       if (times) utimesSync(path, times[0], times[1])
       return 'written'
-    } catch (error) { return `refused: ${error.code}` }
+    } catch (error) { return `written, its times not kept: ${error.code}` }
   },
 }
 """
@@ -160,7 +162,8 @@ def test_a_module_rewritten_in_the_working_tree_with_its_size_and_time_kept_is_n
 def test_a_hostile_module_that_rewrites_a_module_changes_nothing_served(project: Path, tmp_path: Path) -> None:
     with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
         written = output(daemon, "rewrite", "a", {"path": "tools/lookup_order.ts", "text": LEAK})
-        assert written == "written"  # the working tree is the modules' workspace
+        # the working tree is the modules' workspace; setting times back is refused (the syscall filter)
+        assert written == "written, its times not kept: EPERM"
         seen = output(daemon, "lookup_order", "b", {"id": "3"})
         assert seen["greeting"] == "hello"
     assert not (project / "out" / "leak.json").exists()

@@ -39,11 +39,24 @@ def run(machine: str, nr: int, arch: int, args: tuple[int, ...] = (0,) * 6) -> s
             raise AssertionError(f"an opcode the filter does not use: {code:#x}")
 
 
-def expected(machine: str, nr: int, arch: int, family: int, kind: int) -> str:
-    """The rule, as the README states it."""
+# the calls that change a file's mode, owner or times, by name (<asm/unistd.h>); aarch64 has no legacy forms
+ATTRIBUTES = {
+    "x86_64": {"chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132, "utimes": 235,
+               "futimesat": 261, "fchownat": 260, "fchmodat": 268, "fchmodat2": 452},
+    "aarch64": {"fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "fchmodat2": 452},
+}  # fmt: skip
+UTIMENSAT = {"x86_64": 280, "aarch64": 88}
+
+
+def expected(machine: str, nr: int, arch: int, family: int, kind: int, path: int = 0) -> str:
+    """The rule, as the README states it (``path`` is the second argument, utimensat's)."""
     native = ARCHITECTURES[machine]
     if arch != native.audit or (native.x32 and nr & 0x40000000) or nr in (425, 426, 427):
         return DENY
+    if nr in ATTRIBUTES[machine].values():
+        return DENY
+    if nr == UTIMENSAT[machine]:
+        return ALLOW if path == 0 else DENY
     family &= 0xFFFFFFFF  # the kernel reads an int
     packet = family == AF_PACKET or (kind & 0xF) in (SOCK_RAW, SOCK_PACKET)
     return DENY if nr == native.socket and family != AF_NETLINK and packet else ALLOW
@@ -71,6 +84,11 @@ def test_the_calls_the_readme_names(machine: str) -> None:
     assert run(machine, 0, 0x40000003) == DENY  # i386
     if native.x32:
         assert call(0x40000000 | socket, AF_INET, SOCK_STREAM) == DENY
+    for name, nr in ATTRIBUTES[machine].items():
+        assert call(nr, 3, 0o777) == DENY, name
+    assert call(UTIMENSAT[machine], 3, 0, 0, 0) == ALLOW  # futimens: the times of a file already open
+    assert call(UTIMENSAT[machine], 0xFFFFFF9C, 0x7FFC_0000_1000, 0, 0) == DENY  # AT_FDCWD, a path
+    assert call(UTIMENSAT[machine], 3, 0x1_0000_0000, 0, 0) == DENY  # a path above 4 GiB: its low half 0
 
 
 @given(
@@ -83,4 +101,15 @@ def test_the_calls_the_readme_names(machine: str) -> None:
 def test_the_filter_decides_every_call_as_the_rule_says(
     machine: str, nr: int, arch: int, family: int, kind: int
 ) -> None:
-    assert run(machine, nr, arch, (family, kind, 0, 0, 0, 0)) == expected(machine, nr, arch, family, kind)
+    assert run(machine, nr, arch, (family, kind, 0, 0, 0, 0)) == expected(machine, nr, arch, family, kind, kind)
+
+
+@given(
+    st.sampled_from(sorted(ARCHITECTURES)),
+    st.sampled_from(sorted({nr for table in ATTRIBUTES.values() for nr in table.values()} | {*UTIMENSAT.values(), 0})),
+    st.integers(0, 2**64 - 1),
+    st.one_of(st.just(0), st.integers(0, 2**32 - 1), st.integers(0, 2**64 - 1), st.sampled_from([1 << 32, 1 << 63])),
+)
+def test_mode_owner_and_time_changes_are_refused_but_futimens(machine: str, nr: int, fd: int, path: int) -> None:
+    native = ARCHITECTURES[machine]
+    assert run(machine, nr, native.audit, (fd, path, 0, 0, 0, 0)) == expected(machine, nr, native.audit, 0, 0, path)

@@ -29,12 +29,12 @@ MODULES = {
   parameters: { type: 'object', properties: {} },
   async execute() { return Array.from({ length: 3000 }, (_, i) => `line ${i + 1}`).join('\\n') },
 }""",
-    "slow": """import { writeFileSync } from 'node:fs'
+    "slow": """import { readlinkSync, writeFileSync } from 'node:fs'
 export default {
   description: 'Never answers; leaves its process id behind.',
   parameters: { type: 'object', properties: {} },
   execute(args, context) {
-    writeFileSync('out/slow.pid', String(process.pid))
+    writeFileSync('out/slow.pid', readlinkSync('/proc/self'))  // its number outside its PID namespace
     return new Promise(() => {})
   },
 }""",

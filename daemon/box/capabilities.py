@@ -13,6 +13,8 @@ token included. So each process, between ``fork`` and ``exec``, drops them all:
 The bounding set and the securebits can only be changed while ``CAP_SETPCAP`` is held: a daemon
 of an ordinary user holds none of either, its processes hold no capabilities already, and
 no-new-privileges (set before Landlock and the syscall filter) keeps an ``exec`` from granting any.
+Its processes in a user namespace of their own (``pid_namespace.py``) hold every capability there,
+``CAP_SETPCAP`` included, and drop them all like a root daemon's.
 
 Why ctypes and not a package: the few bindings of ``prctl``/``capset`` on PyPI (``python-prctl``,
 ``pyprctl``) are unmaintained for years, and these are five system calls of fixed numbers whose
@@ -74,9 +76,10 @@ def _checked(result: int, call: str) -> None:
 
 
 @functools.cache
-def planned() -> Drop:
-    """The drop for processes this daemon starts (its capabilities do not change while it runs)."""
-    if not effective_capabilities() >> CAP_SETPCAP & 1:
+def planned(own_user_namespace: bool = False) -> Drop:
+    """The drop for processes this daemon starts (its capabilities do not change while it runs);
+    a process in a user namespace of its own holds every capability there, and drops them all."""
+    if not own_user_namespace and not effective_capabilities() >> CAP_SETPCAP & 1:
         return Drop(range(0), securebits=False)
     return Drop(range(_last_capability() + 1), securebits=True)
 

@@ -1,6 +1,7 @@
 """How a module's process starts: Bun running ``host.ts``, its channel on fd 3 (a socket pair),
 a scrubbed environment, a private temporary folder as its home, a private working folder, a
-process group of its own, no capabilities (``capabilities.py``), a syscall filter
+PID namespace of its own whose init it is (``pid_namespace.py``; where the kernel offers none, a
+process group of its own only), no capabilities (``capabilities.py``), a syscall filter
 (``syscall_filter.py``), and — where the kernel has Landlock — a ruleset of its own
 (``confine.py``).
 
@@ -40,9 +41,10 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fcntl import F_GETFD, FD_CLOEXEC, fcntl
+from typing import Protocol
 
 from ...engine.paths import upward
-from . import capabilities, confine, syscall_filter
+from . import capabilities, confine, pid_namespace, syscall_filter
 
 HOST_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host", "host.ts")
 CHANNEL_FD = 3
@@ -155,12 +157,24 @@ def environment(folder: str) -> dict[str, str]:
     }
 
 
+class Process(Protocol):
+    """What the daemon uses of a started process: ``subprocess.Popen``, or ``pid_namespace.Host``."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 @dataclass
 class Started:
-    process: subprocess.Popen[bytes]
+    process: Process
     channel: socket.socket  # the daemon's end of the socket pair
     folder: str
     stamp: tuple[int, ...]  # the confinement's stamp when its rules were made
+    contained: bool  # in a PID namespace of its own (else only in a process group of its own)
 
 
 def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
@@ -168,10 +182,15 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     to ``log`` (a pipe's write end, or ``subprocess.DEVNULL``)."""
     stamp = confinement.stamp()
     ruleset = _ruleset(confinement, folder) if confinement.abi else None
-    drop, syscalls = capabilities.planned(), syscall_filter.planned()
+    namespace = pid_namespace.planned()
+    drop = capabilities.planned(namespace is not None and namespace.own_user_namespace)
+    syscalls = syscall_filter.planned()
     ours, theirs = socket.socketpair()
+    report, reported = os.pipe() if namespace is not None else (-1, -1)
 
     def before_exec() -> None:  # in the child, between fork and exec
+        if namespace is not None:
+            namespace.enter(reported)  # from here on the host, init of a PID namespace of its own
         drop.apply()  # while CAP_SETPCAP is held: only it can clear the bounding set, and this drops it too
         if syscalls is not None:
             syscalls.load()
@@ -184,7 +203,7 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
         _close_inherited()
 
     try:
-        process = subprocess.Popen(
+        forked = subprocess.Popen(
             # packages come from node_modules, never the network; no configuration of the repository
             [bun, "--no-install", "--no-env-file", f"--config={os.path.join(confinement.cwd, BUNFIG)}", HOST_SCRIPT],
             stdin=subprocess.DEVNULL,
@@ -196,11 +215,28 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
             start_new_session=True,  # its own process group: killed as one
             preexec_fn=before_exec,
         )
+    except BaseException:
+        ours.close()
+        if namespace is not None:
+            os.close(reported)
+            namespace.reap(report)  # a host that failed before its exec
+            os.close(report)
+        raise
     finally:
         theirs.close()
         if ruleset is not None:
             ruleset.close()
-    return Started(process, ours, folder, stamp)
+    if namespace is None:
+        return Started(forked, ours, folder, stamp, contained=False)
+    os.close(reported)
+    try:
+        host = namespace.adopt(forked, report)
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        os.close(report)
+    return Started(host, ours, folder, stamp, contained=True)
 
 
 def _ruleset(confinement: Confinement, folder: str) -> confine.Ruleset:

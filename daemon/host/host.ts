@@ -1,7 +1,8 @@
 // The module host: a Bun process that serves the calls of ONE agent, one call at a time, each in a
 // Worker of its own (call_worker.ts) that is terminated once its answer is in (daemon/host/module_host.py
-// starts the process ahead of time, confined, and kills it with its process group when a call
-// fails in a way the Worker cannot contain, times out or loses its client). Nothing of a call — a
+// starts the process ahead of time, confined, init of a PID namespace of its own, and kills it —
+// the kernel then kills every process of the namespace — when a call fails in a way the Worker
+// cannot contain, times out, loses its client, or leaves a process behind). Nothing of a call — a
 // global, a module instance, a patched built-in, a timer — reaches another: each Worker is a realm
 // of its own, and another agent's calls run in other processes.
 //

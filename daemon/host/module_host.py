@@ -4,10 +4,13 @@ Processes are started ahead (``FRESH``), confined (``sandbox.py``), and wait on 
 process is bound to the agent of the first call it serves and serves that agent's calls only,
 one at a time, each in a Worker of its own that is terminated once its answer is in (host.ts):
 no global, module instance, patched built-in or timer of one call reaches another, and no
-process ever holds two agents' secrets. After a call its children are killed and its temporary
-folder emptied. A call that ends in a way a Worker does not contain — the process died, wrote
-what is no answer of the call, timed out, or its client went away — ends the process and its
-process group instead. A refill replaces the fresh process taken.
+process ever holds two agents' secrets. After a call its temporary folder is emptied; a process
+whose call left a process running (or a zombie) in its PID namespace is ended, and with it,
+by the kernel, everything in the namespace (``pid_namespace.py``) — where there is no namespace,
+what the call left in the process group is killed instead (which ``setsid`` escapes). A call that
+ends in a way a Worker does not contain — the process died, wrote what is no answer of the call,
+timed out, or its client went away — ends the process (its namespace, else its process group)
+instead. A refill replaces the fresh process taken.
 
 Each agent runs at most ``SLOTS_PER_AGENT`` calls at once (the others wait, within their
 timeout) and keeps as many processes; all idle processes together are at most ``IDLE_MAX``, the
@@ -31,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..box.pid_namespace import strays
 from ..box.sandbox import Confinement, Started, group_members, last_pid, start
 from ..log import write as log
 from ..messages import say
@@ -125,7 +129,7 @@ class ModuleHost:
             async with asyncio.timeout(timeout), self._slots[agent]:
                 process = await self._take(agent)
                 process.begin(tool)
-                mark = last_pid()  # what the call starts is numbered above it
+                mark = 0 if process.started.contained else last_pid()  # what the call starts is numbered above it
                 outcome, reusable = await process.run(request, call_id, self.max_output)
                 reusable = reusable and process.clean(mark)
                 return outcome
@@ -279,13 +283,17 @@ class _Process:
             return CallOutcome(False, error=await self._exit_status(), reason="crashed"), False
 
     def clean(self, mark: int) -> bool:
-        """After a call that started when ``mark`` was the last process number: kill what it left
-        running in the process group and empty the temporary folder, so that the next call finds
-        neither. False when the process cannot be reused."""
+        """After a call: empty the temporary folder, so that the next call finds nothing of it.
+        False when the process cannot be reused: in a PID namespace, the call left a process in
+        it (ended with the host); else, what it left running in the process group (numbered above
+        ``mark``, the last process number when it started) is killed."""
+        if self.started.contained and strays(self.started.process.pid):
+            return False
         try:
-            for pid in group_members(self.started.process.pid, mark):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            if not self.started.contained:
+                for pid in group_members(self.started.process.pid, mark):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
             with os.scandir(self.started.folder) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):

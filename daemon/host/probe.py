@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from ..box.sandbox import Confinement, confinement_for, start
+from ..box.sandbox import Confinement, Process, confinement_for, start
 from ..serving.secrets import state_dir
 from . import host_channel
 
@@ -177,7 +177,7 @@ def _probe_run(
         channel.close()
 
 
-def _exit_status(process: subprocess.Popen[bytes]) -> int:
+def _exit_status(process: Process) -> int:
     """How the process ended; one that closed its channel and lives on is killed first."""
     try:
         return process.wait(timeout=EXIT_GRACE)

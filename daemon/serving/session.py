@@ -37,7 +37,7 @@ from ...engine.release.served_run import release_run, rules_inside, rules_of
 from ...engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ...engine.resolve import resolve
 from ...engine.resolved import Diagnostic, ResolvedToolSet
-from ..box import syscall_filter
+from ..box import pid_namespace, syscall_filter
 from ..box.sandbox import confinement_for, landlock_missing
 from ..edge import strict_json
 from ..host.arguments import InvalidSchema, argument_problem, validator_of
@@ -197,6 +197,7 @@ class Session:
             for missing, required, said in (
                 (landlock_missing()[1], "confinement_required", "not_confined"),
                 (syscall_filter.missing(), "filter_required", "not_filtered"),
+                (pid_namespace.missing(), "containment_required", "not_contained"),
             ):
                 if missing and self.require_confinement:
                     raise StartRefused(say(messages, required, detail=missing))
