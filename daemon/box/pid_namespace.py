@@ -23,7 +23,7 @@ user namespace gave it (``capabilities.planned``).
 Why not util-linux's ``unshare --pid --fork --kill-child bun …``: the process that execs Bun must
 be the one that makes Landlock's rule for its own ``/proc`` entry, and a root daemon's child has
 dropped ``CAP_SYS_ADMIN`` before any exec; and a forked Python child kept to wait for the host
-would keep a copy of the daemon's memory alive. ``CLONE_PARENT`` leaves no process in between.
+would keep a copy of the daemon's address space alive. ``CLONE_PARENT`` leaves no process in between.
 
 What a module sees: ``process.pid`` is 1 and ``process.ppid`` 0; ``/proc`` stays the daemon's mount,
 where ``/proc/self`` is the host's own entry under its number outside (the one Landlock allows).
