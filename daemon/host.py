@@ -13,8 +13,8 @@ Each agent runs at most ``SLOTS_PER_AGENT`` calls at once (the others wait, with
 timeout) and keeps as many processes; all idle processes together are at most ``IDLE_MAX``, the
 longest unused ended first.
 
-The load report (each tool's description and parameters) comes from one probe process at the
-generation's start (``probe.load_modules``), confined the same way.
+The load report (each tool's description and parameters) comes from the probe at the
+generation's start (``probe.load_modules``: each module in a Worker of its own), confined the same way.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ class ModuleHost:
         self._stopped = False
 
     async def start(self, limit: float) -> None:
-        """Load every module in one probe process (``limit`` seconds per module), then start the
-        fresh processes."""
+        """Load every module, each apart (``limit`` seconds per module), then start the fresh
+        processes."""
         facts = await asyncio.to_thread(
             load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
         )

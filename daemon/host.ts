@@ -11,9 +11,11 @@
 //   {"op": "call", "id", "module", "args", "env", "cwd", "max_output"}
 //                                                       run execute(args, context) in a new Worker;
 //                                                       then the next call, until the channel closes
-//   {"op": "probe", "tools": [{"name", "module"}]}     load each module, call nothing (the session's
-//                                                       load report, `beeuni validate --modules`)
-//   {"op": "probe", "tools": [...], "opencode": {"zod": [{"package", "member"}]}}
+//   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
+//                                                       load each module in a Worker of its own, call
+//                                                       nothing (the session's load report, `beeuni
+//                                                       validate --modules`); `limit` seconds each
+//   {"op": "probe", ..., "opencode": {"zod": [{"package", "member"}]}}
 //                                                       the same for opencode custom tool files
 //                                                       (`beeuni tools migrate`): describe every export
 // and reads JSON frames:
@@ -21,9 +23,11 @@
 //   {"op": "result", "id", "ok": false, "reason": "thrown" | "crashed" | "too_large" | "bad_request", "error"}
 //     ("id" is the call's: a module that writes frames to fd 3 itself cannot know it, so a forged
 //     answer is told from the host's)
-//   {"op": "probing", "name"} before each module of a probe, then
-//   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
-//     (for opencode files: "exports": [{"export", "tool", "description", "parameters", "problem", "error"}])
+//   {"op": "probed", "token", "name", "ok", "problem", "error", "description", "parameters"} as each
+//     module's Worker reports (for opencode files: "exports": [{"export", "tool", "description",
+//     "parameters", "problem", "error"}]; "problem": "timed-out" | "crashed" when it did not), and
+//     {"op": "probe_done", "token"} ("token" is the probe's: a module that writes frames to fd 3
+//     itself cannot know it)
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
 import { readSync, writeSync } from 'node:fs'
@@ -133,84 +137,64 @@ async function serve(first: any) {
   }
 }
 
-function problemOf(tool: any): string | null {
-  if (tool === undefined || tool === null) return 'the module has no default export'
-  if (typeof tool !== 'object') return `the default export is a ${typeof tool}, not a plain object { description, parameters, execute }`
-  if (typeof tool.execute !== 'function') return 'the default export has no execute(args, context) function'
-  const parameters = tool.parameters
-  if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters) || parameters.type !== 'object')
-    return '`parameters` is not a JSON Schema object schema ({ type: "object", properties: {...} })'
-  return null
-}
+const PROBE_WORKER = new URL('./probe_worker.ts', import.meta.url).href
+const PROBES_AT_ONCE = Math.max(2, Math.min(8, navigator.hardwareConcurrency || 2))
 
-// One module at a time, each announced first: the caller's watchdog knows which module an import
-// that never ends belongs to (a loop at import blocks this process; only a kill stops it).
-async function probe(entries: { name: string; module: string }[], opencode?: { zod: ZodSource[] }) {
-  for (const { name, module } of entries) {
-    send({ op: 'probing', name })
-    try {
-      if (!(await Bun.file(module).exists())) throw new Error(`${module} does not exist`)
-      const loaded = await import(module)
-      if (opencode) {
-        send({ op: 'probed', name, ok: true, exports: await describeExports(loaded, module, opencode.zod) })
-        continue
-      }
-      const tool = loaded.default
-      const problem = problemOf(tool)
-      if (problem) throw new Error(problem)
-      const parameters = JSON.parse(JSON.stringify(tool.parameters))
-      send({ op: 'probed', name, ok: true, description: String(tool.description ?? ''), parameters })
-    } catch (error) {
-      send({ op: 'probed', name, ok: false, error: messageOf(error) })
+// The load report, each module in a Worker of its own (probe_worker.ts), a few at once: no
+// module's code runs in this realm, so what this realm sends — each report checked and serialised
+// by its own JSON, carrying the probe's token — is what the module's own Worker posted, and no
+// other module's. A Worker that passes `limit` seconds is terminated (a loop at import ends with
+// it); one that closes without a report crashed. Frames a module writes on fd 3 itself lack the
+// token, which only this realm holds: the daemon then loads each module left in a process of
+// its own (probe.py), as it does when this process dies.
+async function probe(request: any) {
+  const { token, tools, limit, opencode } = request
+  const entries: { name: string; module: string }[] = Array.isArray(tools) ? tools : []
+  let next = 0
+  const runOne = async () => {
+    for (let index = next++; index < entries.length; index = next++) {
+      const { name, module } = entries[index]
+      const found = await reportOf(String(module), opencode ?? null, Number(limit) * 1000)
+      send({ op: 'probed', token, name: String(name), ...found })
     }
   }
-  send({ op: 'probe_done' })
+  await Promise.all(Array.from({ length: Math.min(PROBES_AT_ONCE, entries.length) }, runOne))
+  send({ op: 'probe_done', token })
   process.exit(0)
 }
 
-// Where the zod of an opencode tool file is found: a package resolved from the file's folder and
-// the member that is zod (the rules name them).
-type ZodSource = { package: string; member: string }
-
-async function zodOf(module: string, sources: ZodSource[]): Promise<any> {
-  const folder = module.slice(0, module.lastIndexOf('/'))
-  for (const source of sources) {
-    try {
-      let found: any = await import(Bun.resolveSync(source.package, folder))
-      for (const part of source.member.split('.')) found = found?.[part]
-      if (typeof found?.toJSONSchema === 'function' && typeof found?.object === 'function') return found
-    } catch {
-      // not installed there: try the next source
+// One module's report from its Worker, as plain data of this realm.
+function reportOf(module: string, opencode: unknown, limit: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => {
+    const worker = new Worker(PROBE_WORKER)
+    let settled = false
+    const settle = (found: Record<string, unknown>) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      worker.terminate()
+      resolve(found)
     }
-  }
-  return null
+    const timer = setTimeout(() => settle({ ok: false, problem: 'timed-out' }), limit)
+    worker.addEventListener('message', (event: MessageEvent) => settle(checked(event.data, opencode !== null)))
+    worker.addEventListener('error', (event: ErrorEvent) => {
+      event.preventDefault()
+      settle({ ok: false, error: `uncaught exception: ${String(event.message).slice(0, MAX_ERROR)}` })
+    })
+    worker.addEventListener('close', (event: any) => {
+      settle({ ok: false, problem: 'crashed', error: `exit status ${event.code ?? 0}` })
+    })
+    worker.postMessage({ module, opencode })
+  })
 }
 
-// Every export of an opencode custom tool file: is it a tool definition { description, args (a zod
-// shape), execute }, and its args as JSON Schema — evaluated with the zod the file itself used.
-async function describeExports(loaded: Record<string, any>, module: string, sources: ZodSource[]) {
-  const described = []
-  let z: any
-  for (const [name, definition] of Object.entries(loaded)) {
-    const tool = definition !== null && typeof definition === 'object' && typeof definition.execute === 'function'
-      && definition.args !== null && typeof definition.args === 'object'
-    if (!tool) {
-      described.push({ export: name, tool: false })
-      continue
-    }
-    z ??= await zodOf(module, sources)
-    if (!z) {
-      described.push({ export: name, tool: true, problem: 'no-zod' })
-      continue
-    }
-    try {
-      const parameters = z.toJSONSchema(z.object(definition.args), { io: 'input' })
-      described.push({ export: name, tool: true, description: String(definition.description ?? ''), parameters })
-    } catch (error) {
-      described.push({ export: name, tool: true, problem: 'args', error: messageOf(error) })
-    }
-  }
-  return described
+// A Worker's report, as this realm reads it: only the fields a report has, each of its type.
+function checked(data: any, opencode: boolean): Record<string, unknown> {
+  if (data === null || typeof data !== 'object') return { ok: false, error: 'the probe posted no report' }
+  if (data.ok !== true) return { ok: false, error: String(data.error ?? '').slice(0, MAX_ERROR) }
+  if (opencode) return { ok: true, exports: Array.isArray(data.exports) ? JSON.parse(JSON.stringify(data.exports)) : [] }
+  const parameters = data.parameters === undefined ? null : JSON.parse(JSON.stringify(data.parameters))
+  return { ok: true, description: String(data.description ?? ''), parameters }
 }
 
 let request: any
@@ -220,5 +204,5 @@ try {
   send({ op: 'result', id: null, ok: false, reason: 'bad_request', error: messageOf(error) })
   process.exit(2)
 }
-if (request?.op === 'probe') await probe(request.tools, request.opencode)
+if (request?.op === 'probe') await probe(request)
 else await serve(request)
