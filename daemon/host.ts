@@ -8,9 +8,11 @@
 // The channel is fd 3 (one end of a socket pair), never fd 1: a module's console output and
 // process.stdout/stderr go to the daemon's log. Frames: a 4-byte big-endian length, then that
 // many bytes. The daemon sends JSON frames:
-//   {"op": "call", "id", "module", "args", "env", "cwd", "max_output"}
+//   {"op": "call", "id", "module", "args", "env", "cwd", "max_output", "aborts": {"timed_out", "gone"}}
 //                                                       run execute(args, context) in a new Worker;
 //                                                       then the next call, until the channel closes
+//                                                       (SIGALRM and SIGHUP abort the running call's
+//                                                       context.signal with the texts of "aborts")
 //   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
 //                                                       load each module in a Worker of its own, call
 //                                                       nothing (the session's load report, `beeuni
@@ -87,7 +89,7 @@ type Answer = { ok: true; output: Uint8Array } | { ok: false; reason: string; er
 // Run one call in `worker`: its answer, or how the Worker ended without one. The answer comes once
 // the Worker is told to stop (JavaScriptCore stops it at its next instruction), `closed` once its
 // realm is torn down, which takes longer than most calls: the next call does not wait for it.
-function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed: Promise<void> } {
+function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed: Promise<void>; abort: (kind: string) => void } {
   let settle: (found: Answer) => void = () => {}
   const answer = new Promise<Answer>((resolve) => {
     let settled = false
@@ -109,9 +111,25 @@ function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed:
     event.preventDefault()
     settle({ ok: false, reason: 'crashed', error: `uncaught exception: ${event.message}` })
   })
-  const { module, args, env, cwd, max_output: maxOutput } = request
+  const { module, args, env, cwd, max_output: maxOutput, aborts } = request
   worker.postMessage({ module, args, env, cwd, maxOutput })
-  return { answer, closed }
+  const abort = (kind: string) => worker.postMessage({ abort: kind, reason: String(aborts?.[kind] ?? '') })
+  return { answer, closed, abort }
+}
+
+// The daemon's word that the running call is over for its caller: SIGALRM when it ran past its
+// timeout, SIGHUP when its client went away. Its Worker's context.signal aborts; once the module
+// has answered, this process exits (the daemon takes no answer of that call and ends the process
+// and what it started after its grace period in any case). A signal sent while no call runs is
+// about none: the daemon sends them only to a process it will not use again.
+let abortCall: ((kind: string) => void) | null = null
+let aborted = false
+for (const [signal, kind] of [['SIGALRM', 'timed_out'], ['SIGHUP', 'gone']] as const) {
+  process.on(signal, () => {
+    if (abortCall === null || aborted) return
+    aborted = true
+    abortCall(kind)
+  })
 }
 
 async function serve(first: any) {
@@ -124,8 +142,11 @@ async function serve(first: any) {
     }
     process.chdir(request.cwd) // a module's chdir in the call before does not move this one
     const call = runIn(worker, request)
+    abortCall = call.abort
     worker = new Worker(WORKER) // the next call's, loading while this one runs
     const answer = await call.answer
+    abortCall = null
+    if (aborted) process.exit(0)
     if (answer.ok) {
       send({ op: 'result', id: request.id, ok: true })
       sendBytes(answer.output)
