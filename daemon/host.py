@@ -99,7 +99,7 @@ class ModuleHost:
         self._slots: defaultdict[Owner, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(SLOTS_PER_AGENT))
         self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
-        self._winding: set[asyncio.Task[None]] = set()  # aborted calls in their grace period
+        self._winding: dict[_Process, asyncio.Task[None]] = {}  # aborted calls in their grace period
         # (tool, timeout) -> the texts a call's context.signal aborts with
         self._aborts: dict[tuple[str, float], dict[str, str]] = {}
         self._stopped = False
@@ -178,8 +178,8 @@ class ModuleHost:
         pile up."""
         process.abort(ABORT_SIGNALS[cause])
         task = asyncio.create_task(self._grace(process, slot))
-        self._winding.add(task)
-        task.add_done_callback(self._winding.discard)
+        self._winding[process] = task
+        task.add_done_callback(lambda _: self._winding.pop(process, None))
 
     async def _grace(self, process: _Process, slot: asyncio.Semaphore) -> None:
         try:
@@ -190,10 +190,9 @@ class ModuleHost:
 
     async def stop(self) -> None:
         self._stopped = True
-        for task in list(self._winding):  # no grace period outlasts the host: ended now
-            task.cancel()
-        if self._winding:
-            await asyncio.gather(*self._winding, return_exceptions=True)
+        for process, task in list(self._winding.items()):  # no grace period outlasts the host
+            task.cancel()  # (one cancelled before it ran never ends its process itself)
+            process.end()
         if self._refill is not None:
             self._refill.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -197,7 +197,13 @@ function reportOf(module: string, opencode: unknown, limit: number): Promise<Rec
       resolve(found)
     }
     const timer = setTimeout(() => settle({ ok: false, problem: 'timed-out' }), limit)
-    worker.addEventListener('message', (event: MessageEvent) => settle(checked(event.data, opencode !== null)))
+    worker.addEventListener('message', (event: MessageEvent) => {
+      try {
+        settle(checked(event.data, opencode !== null))
+      } catch (error) {
+        settle({ ok: false, error: `the report cannot be sent: ${messageOf(error)}` }) // JSON cannot carry it
+      }
+    })
     worker.addEventListener('error', (event: ErrorEvent) => {
       event.preventDefault()
       settle({ ok: false, error: `uncaught exception: ${String(event.message).slice(0, MAX_ERROR)}` })
