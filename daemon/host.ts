@@ -14,7 +14,7 @@
 //                                                       (SIGALRM and SIGHUP abort the running call's
 //                                                       context.signal with the texts of "aborts")
 //   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
-//                                                       load each module in a Worker of its own, call
+//                                                       load each module in a realm of its own, call
 //                                                       nothing (the session's load report, `beeuni
 //                                                       validate --modules`); `limit` seconds each
 //   {"op": "probe", ..., "opencode": {"zod": [{"package", "member"}]}}
@@ -25,10 +25,12 @@
 //   {"op": "result", "id", "ok": false, "reason": "thrown" | "crashed" | "too_large" | "bad_request", "error"}
 //     ("id" is the call's: a module that writes frames to fd 3 itself cannot know it, so a forged
 //     answer is told from the host's)
+//   {"op": "probing", "token", "name"} before each module, then
 //   {"op": "probed", "token", "name", "ok", "problem", "error", "description", "parameters"} as each
-//     module's Worker reports (for opencode files: "exports": [{"export", "tool", "description",
+//     module's realm reports (for opencode files: "exports": [{"export", "tool", "description",
 //     "parameters", "problem", "error"}]; "problem": "timed-out" | "crashed" when it did not), and
-//     {"op": "probe_done", "token"} ("token" is the probe's: a module that writes frames to fd 3
+//     {"op": "probe_done", "token"}, or {"op": "probe_failed", "token", "error"} when an error a
+//     module threw escaped its realm ("token" is the probe's: a module that writes frames to fd 3
 //     itself cannot know it)
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
@@ -74,9 +76,13 @@ function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR)
 }
 
-// The host's own failure (never a module's: those happen in a Worker): say so and end.
+// The host's own failure (never a call's: those happen in a Worker): say so and end. In a probe,
+// modules run in realms of this thread, so an error one of them throws later (a timer's, a
+// promise nobody handles) ends up here: it ends the probe, with its token.
+let probeToken: string | null = null
 function hostFailed(error: unknown) {
-  send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
+  if (probeToken !== null) send({ op: 'probe_failed', token: probeToken, error: `uncaught exception: ${messageOf(error)}` })
+  else send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
   process.exit(1)
 }
 process.on('uncaughtException', hostFailed)
@@ -158,70 +164,58 @@ async function serve(first: any) {
   }
 }
 
-const PROBE_WORKER = new URL('./probe_worker.ts', import.meta.url).href
-const PROBES_AT_ONCE = Math.max(2, Math.min(8, navigator.hardwareConcurrency || 2))
+const PROBE_REALM = new URL('./probe_realm.ts', import.meta.url).pathname
 
-// The load report, each module in a Worker of its own (probe_worker.ts), a few at once: no
-// module's code runs in this realm, so what this realm sends — each report checked and serialised
-// by its own JSON, carrying the probe's token — is what the module's own Worker posted, and no
-// other module's. A Worker that passes `limit` seconds is terminated (a loop at import ends with
-// it); one that closes without a report crashed. Frames a module writes on fd 3 itself lack the
-// token, which only this realm holds: the daemon then loads each module left in a process of
-// its own (probe.py), as it does when this process dies.
+// The load report, each module in a ShadowRealm of its own (probe_realm.ts), one after the other:
+// a realm has its own globals, built-ins and module instances (node: modules and Bun included),
+// and only strings and functions cross its edge. No module's code runs in this realm, so what
+// this realm sends — each report parsed, checked and serialised by its own JSON, carrying the
+// probe's token — is what the module's own realm reported, and no other module's. A module whose
+// report does not come within `limit` seconds is reported timed out. Frames a module writes on
+// fd 3 itself lack the token, which only this realm holds; those, a loop that blocks this
+// process and a process that dies all make the daemon load each module not reported yet in a
+// process of its own (probe.py).
 async function probe(request: any) {
   const { token, tools, limit, opencode } = request
+  probeToken = String(token)
   const entries: { name: string; module: string }[] = Array.isArray(tools) ? tools : []
-  let next = 0
-  const runOne = async () => {
-    for (let index = next++; index < entries.length; index = next++) {
-      const { name, module } = entries[index]
-      const found = await reportOf(String(module), opencode ?? null, Number(limit) * 1000)
-      send({ op: 'probed', token, name: String(name), ...found })
-    }
+  for (const { name, module } of entries) {
+    send({ op: 'probing', token, name: String(name) }) // its limit runs from here
+    const found = await reportOf(String(module), opencode ? JSON.stringify(opencode) : '', Number(limit) * 1000)
+    send({ op: 'probed', token, name: String(name), ...found })
   }
-  await Promise.all(Array.from({ length: Math.min(PROBES_AT_ONCE, entries.length) }, runOne))
   send({ op: 'probe_done', token })
   process.exit(0)
 }
 
-// One module's report from its Worker, as plain data of this realm.
-function reportOf(module: string, opencode: unknown, limit: number): Promise<Record<string, unknown>> {
-  return new Promise((resolve) => {
-    const worker = new Worker(PROBE_WORKER)
-    let settled = false
-    const settle = (found: Record<string, unknown>) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      worker.terminate()
-      resolve(found)
-    }
-    const timer = setTimeout(() => settle({ ok: false, problem: 'timed-out' }), limit)
-    worker.addEventListener('message', (event: MessageEvent) => {
-      try {
-        settle(checked(event.data, opencode !== null))
-      } catch (error) {
-        settle({ ok: false, error: `the report cannot be sent: ${messageOf(error)}` }) // JSON cannot carry it
-      }
-    })
-    worker.addEventListener('error', (event: ErrorEvent) => {
-      event.preventDefault()
-      settle({ ok: false, error: `uncaught exception: ${String(event.message).slice(0, MAX_ERROR)}` })
-    })
-    worker.addEventListener('close', (event: any) => {
-      settle({ ok: false, problem: 'crashed', error: `exit status ${event.code ?? 0}` })
-    })
-    worker.postMessage({ module, opencode })
+// One module's report from its realm, as plain data of this realm.
+async function reportOf(module: string, opencode: string, limit: number): Promise<Record<string, unknown>> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timedOut = new Promise<string | null>((resolve) => {
+    timer = setTimeout(() => resolve(null), limit)
   })
+  const reported = (async () => {
+    const realm = new (globalThis as any).ShadowRealm()
+    const describe = await realm.importValue(PROBE_REALM, 'describe')
+    return await new Promise<string>((resolve) => describe(module, opencode, resolve))
+  })()
+  try {
+    const text = await Promise.race([reported, timedOut])
+    if (text === null) return { ok: false, problem: 'timed-out' }
+    return checked(JSON.parse(String(text)), opencode !== '')
+  } catch (error) {
+    return { ok: false, error: messageOf(error) }
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
-// A Worker's report, as this realm reads it: only the fields a report has, each of its type.
+// A realm's report, as this realm reads it: only the fields a report has, each of its type.
 function checked(data: any, opencode: boolean): Record<string, unknown> {
   if (data === null || typeof data !== 'object') return { ok: false, error: 'the probe posted no report' }
   if (data.ok !== true) return { ok: false, error: String(data.error ?? '').slice(0, MAX_ERROR) }
-  if (opencode) return { ok: true, exports: Array.isArray(data.exports) ? JSON.parse(JSON.stringify(data.exports)) : [] }
-  const parameters = data.parameters === undefined ? null : JSON.parse(JSON.stringify(data.parameters))
-  return { ok: true, description: String(data.description ?? ''), parameters }
+  if (opencode) return { ok: true, exports: Array.isArray(data.exports) ? data.exports : [] }
+  return { ok: true, description: String(data.description ?? ''), parameters: data.parameters ?? null }
 }
 
 let request: any

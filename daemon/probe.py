@@ -1,14 +1,15 @@
 """Load-only checks of tool modules: each module is imported in Bun by the module host's
 ``probe`` operation, nothing is called. The processes are confined like a call's (``sandbox.py``).
 
-**Each module is loaded apart**: the host imports every module in a Worker of its own
-(``probe_worker.ts``) and takes its report as a structured clone into its own realm, where no
-module runs, which checks and serialises it (``host.ts``). So a module that patches
-``JSON.stringify``, ``Object.prototype`` or ``Array.prototype`` changes its own report only. The
-host's frames carry a random token of the probe; a frame without it (a module writing on fd 3
-itself), a process that dies, or one that stops reporting ends that process, and every module
-not yet reported is loaded again in a process of its own (a few at once), where whatever is
-reported is taken for that module alone. A Worker past its time limit is terminated by the host.
+**Each module is loaded apart**: the host imports every module in a ShadowRealm of its own
+(``probe_realm.ts``: its own globals, built-ins and module instances) and takes its report as a
+string into its own realm, where no module runs, which parses, checks and serialises it
+(``host.ts``). So a module that patches ``JSON.stringify``, ``Object.prototype`` or
+``Array.prototype`` changes its own report only. The host's frames carry a random token of the
+probe; a frame without it (a module writing on fd 3 itself), an error a module throws outside
+its import, a process that dies, or one that stops reporting (a loop blocks the host's thread)
+ends that process, and every module not yet reported is loaded again in a process of its own (a
+few at once), where whatever is reported, or a timeout, is taken for that module alone.
 
 ``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
 daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
@@ -39,6 +40,7 @@ from .sandbox import Confinement, confinement_for, start
 from .secrets import state_dir
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
+REPORT_SLACK = 1.0  # seconds past a module's limit for the host's own report that it timed out
 EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
 NOT_THE_HOSTS = "a frame that is not the host's report: a module wrote on the channel"
 NOT_REPORTED = "the host ended the probe without its report"
@@ -192,12 +194,15 @@ def _probe_run(
                     return results, ("crashed", NOT_THE_HOSTS)
                 if message.get("op") == "probe_done":
                     return results, ("crashed", NOT_REPORTED)
+                if message.get("op") == "probe_failed":  # an error a module threw escaped its realm
+                    return results, ("crashed", str(message.get("error")))
                 name = message.get("name")
-                if message.get("op") != "probed" or name not in names:
+                if message.get("op") not in ("probing", "probed") or name not in names:
                     return results, ("crashed", NOT_THE_HOSTS)
-                names.discard(name)
-                results.append(_reported(name, message))
-                deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
+                deadline = time.monotonic() + limit + REPORT_SLACK  # the module's limit runs
+                if message.get("op") == "probed":
+                    names.discard(name)
+                    results.append(_reported(name, message))
     except OSError as err:  # the process closed its channel before reading the request
         return results, ("crashed", str(err))
     finally:

@@ -1,15 +1,17 @@
-// One module's load report, in a Worker of its own (host.ts starts one per module of a probe and
-// terminates it once its report is in, or at the module's time limit). The module's code runs in
-// this Worker's realm only: what it patches (JSON.stringify, Object.prototype, Array.prototype, a
-// global) is this realm's, and its report reaches the host as a structured clone — plain data,
-// which the host's own realm, where no module runs, checks and serialises.
+// One module's load report, in a ShadowRealm of its own (host.ts makes one per module of a probe
+// and imports this file in it). The module's code runs in that realm only: what it patches
+// (JSON.stringify, Object.prototype, Array.prototype, a global, a node: module, Bun) is the
+// realm's, and its report reaches the host as a string — the one kind of value, with functions,
+// that crosses realms — which the host's own realm, where no module runs, parses, checks and
+// serialises.
 //
-// It receives one message, {module, opencode}, and posts one report:
-//   {ok: true, description, parameters}      the default export's (parameters as JSON would carry them)
-//   {ok: true, exports: [...]}               for an opencode custom tool file (`beeuni tools migrate`):
-//                                            every export, {export, tool, description, parameters, problem, error}
+// describe(module, opencode, done) calls done once with the report's JSON:
+//   {ok: true, description, parameters}      the default export's (parameters as JSON carries them)
+//   {ok: true, exports: [...]}               for an opencode custom tool file (`beeuni tools migrate`,
+//                                            `opencode` the JSON of {zod: [...]}): every export,
+//                                            {export, tool, description, parameters, problem, error}
 //   {ok: false, error}                       the import threw, or the export has the wrong shape
-// This file knows no tool: what to load comes with the message.
+// This file knows no tool: what to load comes with the call.
 
 const MAX_ERROR = 64 * 1024 // characters of a thrown message that are sent
 
@@ -88,14 +90,14 @@ async function report(request: { module: string; opencode: { zod: ZodSource[] } 
   }
 }
 
-let asked = false
-self.onmessage = async (event: MessageEvent) => {
-  if (asked) return // one module per Worker
-  asked = true
-  const found = await report(event.data)
-  try {
-    postMessage(found)
-  } catch (error) {
-    postMessage({ ok: false, error: messageOf(error) }) // what a structured clone cannot carry
-  }
+export function describe(module: string, opencode: string, done: (report: string) => void): void {
+  report({ module, opencode: opencode ? JSON.parse(opencode) : null }).then((found) => {
+    let text: string
+    try {
+      text = JSON.stringify(found)
+    } catch (error) {
+      text = JSON.stringify({ ok: false, error: messageOf(error) }) // what JSON cannot carry
+    }
+    done(text)
+  })
 }
