@@ -164,7 +164,7 @@ async function serve(first: any) {
   }
 }
 
-const PROBE_REALM = new URL('./probe_realm.ts', import.meta.url).pathname
+const PROBE_REALM = `${import.meta.dir}/probe_realm.ts`
 
 // The load report, each module in a ShadowRealm of its own (probe_realm.ts), one after the other:
 // a realm has its own globals, built-ins and module instances (node: modules and Bun included),
