@@ -190,8 +190,10 @@ class ModuleHost:
 
     async def stop(self) -> None:
         self._stopped = True
-        for process, task in list(self._winding.items()):  # no grace period outlasts the host
-            task.cancel()  # (one cancelled before it ran never ends its process itself)
+        if self._winding:  # aborted calls get their grace period (`tools call` too), and no more
+            await asyncio.wait(set(self._winding.values()), timeout=ABORT_GRACE)
+        for process, task in list(self._winding.items()):
+            task.cancel()  # (one cancelled before it ran would never end its process itself)
             process.end()
         if self._refill is not None:
             self._refill.cancel()

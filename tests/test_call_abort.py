@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
+from conftest import run_beeuni
+from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
 
 WAITING = """import { appendFileSync } from 'node:fs'
 export default {
@@ -137,3 +138,15 @@ def test_a_module_that_ignores_the_signal_is_ended_after_the_grace_period(daemon
     wait_until(lambda: "abort TimeoutError" in marks(project, "stubborn"), "the abort to reach it")
     wait_until(lambda: not process_runs(host) and not process_runs(child), "its process and child to end")
     assert daemon.call("waiting", {"url": "http://127.0.0.1:9/", "mark": "after"}).status_code == 422
+
+
+def test_beeuni_tools_call_gives_the_grace_period_too(project: Path, silent_server: str) -> None:
+    arguments = f'{{"url": "{silent_server}", "mark": "once"}}'
+    environment = {"BEEUNI_STATE_DIR": str(project.parent / "once-state"), "BEEUNI_BUN": str(BUN)}
+    command = ["tools", "call", "waiting", "--args", arguments, "--timeout", "2"]
+    result = run_beeuni(command, cwd=project, env=environment)
+    assert result.stderr == "beeuni: waiting did not finish within 2 seconds and was stopped\n"
+    seen = marks(project, "once")  # written before the command ended
+    assert "abort TimeoutError: waiting did not finish within 2 seconds and was stopped" in seen
+    assert "cleaned up after the abort" in seen
+    assert not process_runs(int(seen[0].split()[1]))
