@@ -5,6 +5,10 @@
 // It receives one message, {module, args, env, cwd, maxOutput}, and posts one answer:
 //   {ok: true, output: Uint8Array}                           the output's UTF-8 bytes (transferred)
 //   {ok: false, reason: "thrown" | "crashed" | "too_large", error}
+// and, while the call runs, maybe {abort: "timed_out" | "gone", reason}: the call ran past its
+// timeout, or its caller went away. context.signal then aborts, with a DOMException of that text
+// named TimeoutError or AbortError (what fetch rejects with); the module has the daemon's grace
+// period to finish before the Worker and its processes are ended (host.ts, daemon/host/module_host.py).
 // This file knows no tool: what to load comes with the message.
 
 const MAX_ERROR = 64 * 1024 // characters of a thrown message that are sent
@@ -27,11 +31,14 @@ process.on('unhandledRejection', (error) => {
   answer({ ok: false, reason: 'crashed', error: `unhandled rejection: ${messageOf(error)}` })
 })
 
+const controller = new AbortController()
+const ABORT_NAMES: Record<string, string> = { timed_out: 'TimeoutError', gone: 'AbortError' }
+
 async function call(request: { module: string; args: unknown; env: Record<string, string>; cwd: string; maxOutput: number }) {
   let result: unknown
   try {
     const tool = (await import(request.module)).default
-    result = await tool.execute(request.args ?? {}, { env: request.env ?? {}, signal: new AbortController().signal, cwd: request.cwd })
+    result = await tool.execute(request.args ?? {}, { env: request.env ?? {}, signal: controller.signal, cwd: request.cwd })
   } catch (error) {
     return answer({ ok: false, reason: 'thrown', error: messageOf(error) })
   }
@@ -49,8 +56,13 @@ async function call(request: { module: string; args: unknown; env: Record<string
 }
 
 let called = false
-self.onmessage = (event: MessageEvent) => {
+self.addEventListener('message', (event: MessageEvent) => {
+  const { abort, reason } = event.data ?? {}
+  if (typeof abort === 'string') {
+    if (!controller.signal.aborted) controller.abort(new DOMException(String(reason ?? ''), ABORT_NAMES[abort] ?? 'AbortError'))
+    return
+  }
   if (called) return // one call per Worker
   called = true
   void call(event.data)
-}
+})

@@ -9,12 +9,16 @@
 // The channel is fd 3 (one end of a socket pair), never fd 1: a module's console output and
 // process.stdout/stderr go to the daemon's log. Frames: a 4-byte big-endian length, then that
 // many bytes. The daemon sends JSON frames:
-//   {"op": "call", "id", "module", "args", "env", "cwd", "max_output"}
+//   {"op": "call", "id", "module", "args", "env", "cwd", "max_output", "aborts": {"timed_out", "gone"}}
 //                                                       run execute(args, context) in a new Worker;
 //                                                       then the next call, until the channel closes
-//   {"op": "probe", "tools": [{"name", "module"}]}     load each module, call nothing (the session's
-//                                                       load report, `beeuni validate --modules`)
-//   {"op": "probe", "tools": [...], "opencode": {"zod": [{"package", "member"}]}}
+//                                                       (SIGALRM and SIGHUP abort the running call's
+//                                                       context.signal with the texts of "aborts")
+//   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
+//                                                       load each module in a realm of its own, call
+//                                                       nothing (the session's load report, `beeuni
+//                                                       validate --modules`); `limit` seconds each
+//   {"op": "probe", ..., "opencode": {"zod": [{"package", "member"}]}}
 //                                                       the same for opencode custom tool files
 //                                                       (`beeuni tools migrate`): describe every export
 // and reads JSON frames:
@@ -22,9 +26,13 @@
 //   {"op": "result", "id", "ok": false, "reason": "thrown" | "crashed" | "too_large" | "bad_request", "error"}
 //     ("id" is the call's: a module that writes frames to fd 3 itself cannot know it, so a forged
 //     answer is told from the host's)
-//   {"op": "probing", "name"} before each module of a probe, then
-//   {"op": "probed", "name", "ok", "error", "description", "parameters"}, and {"op": "probe_done"}
-//     (for opencode files: "exports": [{"export", "tool", "description", "parameters", "problem", "error"}])
+//   {"op": "probing", "token", "name"} before each module, then
+//   {"op": "probed", "token", "name", "ok", "problem", "error", "description", "parameters"} as each
+//     module's realm reports (for opencode files: "exports": [{"export", "tool", "description",
+//     "parameters", "problem", "error"}]; "problem": "timed-out" | "crashed" when it did not), and
+//     {"op": "probe_done", "token"}, or {"op": "probe_failed", "token", "error"} when an error a
+//     module threw escaped its realm ("token" is the probe's: a module that writes frames to fd 3
+//     itself cannot know it)
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
 import { readSync, writeSync } from 'node:fs'
@@ -69,9 +77,13 @@ function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR)
 }
 
-// The host's own failure (never a module's: those happen in a Worker): say so and end.
+// The host's own failure (never a call's: those happen in a Worker): say so and end. In a probe,
+// modules run in realms of this thread, so an error one of them throws later (a timer's, a
+// promise nobody handles) ends up here: it ends the probe, with its token.
+let probeToken: string | null = null
 function hostFailed(error: unknown) {
-  send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
+  if (probeToken !== null) send({ op: 'probe_failed', token: probeToken, error: `uncaught exception: ${messageOf(error)}` })
+  else send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
   process.exit(1)
 }
 process.on('uncaughtException', hostFailed)
@@ -84,7 +96,7 @@ type Answer = { ok: true; output: Uint8Array } | { ok: false; reason: string; er
 // Run one call in `worker`: its answer, or how the Worker ended without one. The answer comes once
 // the Worker is told to stop (JavaScriptCore stops it at its next instruction), `closed` once its
 // realm is torn down, which takes longer than most calls: the next call does not wait for it.
-function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed: Promise<void> } {
+function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed: Promise<void>; abort: (kind: string) => void } {
   let settle: (found: Answer) => void = () => {}
   const answer = new Promise<Answer>((resolve) => {
     let settled = false
@@ -106,9 +118,25 @@ function runIn(worker: Worker, request: any): { answer: Promise<Answer>; closed:
     event.preventDefault()
     settle({ ok: false, reason: 'crashed', error: `uncaught exception: ${event.message}` })
   })
-  const { module, args, env, cwd, max_output: maxOutput } = request
+  const { module, args, env, cwd, max_output: maxOutput, aborts } = request
   worker.postMessage({ module, args, env, cwd, maxOutput })
-  return { answer, closed }
+  const abort = (kind: string) => worker.postMessage({ abort: kind, reason: String(aborts?.[kind] ?? '') })
+  return { answer, closed, abort }
+}
+
+// The daemon's word that the running call is over for its caller: SIGALRM when it ran past its
+// timeout, SIGHUP when its client went away. Its Worker's context.signal aborts; once the module
+// has answered, this process exits (the daemon takes no answer of that call and ends the process
+// and what it started after its grace period in any case). A signal sent while no call runs is
+// about none: the daemon sends them only to a process it will not use again.
+let abortCall: ((kind: string) => void) | null = null
+let aborted = false
+for (const [signal, kind] of [['SIGALRM', 'timed_out'], ['SIGHUP', 'gone']] as const) {
+  process.on(signal, () => {
+    if (abortCall === null || aborted) return
+    aborted = true
+    abortCall(kind)
+  })
 }
 
 async function serve(first: any) {
@@ -121,8 +149,11 @@ async function serve(first: any) {
     }
     process.chdir(request.cwd) // a module's chdir in the call before does not move this one
     const call = runIn(worker, request)
+    abortCall = call.abort
     worker = new Worker(WORKER) // the next call's, loading while this one runs
     const answer = await call.answer
+    abortCall = null
+    if (aborted) process.exit(0)
     if (answer.ok) {
       send({ op: 'result', id: request.id, ok: true })
       sendBytes(answer.output)
@@ -134,84 +165,58 @@ async function serve(first: any) {
   }
 }
 
-function problemOf(tool: any): string | null {
-  if (tool === undefined || tool === null) return 'the module has no default export'
-  if (typeof tool !== 'object') return `the default export is a ${typeof tool}, not a plain object { description, parameters, execute }`
-  if (typeof tool.execute !== 'function') return 'the default export has no execute(args, context) function'
-  const parameters = tool.parameters
-  if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters) || parameters.type !== 'object')
-    return '`parameters` is not a JSON Schema object schema ({ type: "object", properties: {...} })'
-  return null
-}
+const PROBE_REALM = `${import.meta.dir}/probe_realm.ts`
 
-// One module at a time, each announced first: the caller's watchdog knows which module an import
-// that never ends belongs to (a loop at import blocks this process; only a kill stops it).
-async function probe(entries: { name: string; module: string }[], opencode?: { zod: ZodSource[] }) {
+// The load report, each module in a ShadowRealm of its own (probe_realm.ts), one after the other:
+// a realm has its own globals, built-ins and module instances (node: modules and Bun included),
+// and only strings and functions cross its edge. No module's code runs in this realm, so what
+// this realm sends — each report parsed, checked and serialised by its own JSON, carrying the
+// probe's token — is what the module's own realm reported, and no other module's. A module whose
+// report does not come within `limit` seconds is reported timed out. Frames a module writes on
+// fd 3 itself lack the token, which only this realm holds; those, a loop that blocks this
+// process and a process that dies all make the daemon load each module not reported yet in a
+// process of its own (probe.py).
+async function probe(request: any) {
+  const { token, tools, limit, opencode } = request
+  probeToken = String(token)
+  const entries: { name: string; module: string }[] = Array.isArray(tools) ? tools : []
   for (const { name, module } of entries) {
-    send({ op: 'probing', name })
-    try {
-      if (!(await Bun.file(module).exists())) throw new Error(`${module} does not exist`)
-      const loaded = await import(module)
-      if (opencode) {
-        send({ op: 'probed', name, ok: true, exports: await describeExports(loaded, module, opencode.zod) })
-        continue
-      }
-      const tool = loaded.default
-      const problem = problemOf(tool)
-      if (problem) throw new Error(problem)
-      const parameters = JSON.parse(JSON.stringify(tool.parameters))
-      send({ op: 'probed', name, ok: true, description: String(tool.description ?? ''), parameters })
-    } catch (error) {
-      send({ op: 'probed', name, ok: false, error: messageOf(error) })
-    }
+    send({ op: 'probing', token, name: String(name) }) // its limit runs from here
+    const found = await reportOf(String(module), opencode ? JSON.stringify(opencode) : '', Number(limit) * 1000)
+    send({ op: 'probed', token, name: String(name), ...found })
   }
-  send({ op: 'probe_done' })
+  send({ op: 'probe_done', token })
   process.exit(0)
 }
 
-// Where the zod of an opencode tool file is found: a package resolved from the file's folder and
-// the member that is zod (the rules name them).
-type ZodSource = { package: string; member: string }
-
-async function zodOf(module: string, sources: ZodSource[]): Promise<any> {
-  const folder = module.slice(0, module.lastIndexOf('/'))
-  for (const source of sources) {
-    try {
-      let found: any = await import(Bun.resolveSync(source.package, folder))
-      for (const part of source.member.split('.')) found = found?.[part]
-      if (typeof found?.toJSONSchema === 'function' && typeof found?.object === 'function') return found
-    } catch {
-      // not installed there: try the next source
-    }
+// One module's report from its realm, as plain data of this realm.
+async function reportOf(module: string, opencode: string, limit: number): Promise<Record<string, unknown>> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timedOut = new Promise<string | null>((resolve) => {
+    timer = setTimeout(() => resolve(null), limit)
+  })
+  const reported = (async () => {
+    const realm = new (globalThis as any).ShadowRealm()
+    const describe = await realm.importValue(PROBE_REALM, 'describe')
+    return await new Promise<string>((resolve) => describe(module, opencode, resolve))
+  })()
+  try {
+    const text = await Promise.race([reported, timedOut])
+    if (text === null) return { ok: false, problem: 'timed-out' }
+    return checked(JSON.parse(String(text)), opencode !== '')
+  } catch (error) {
+    return { ok: false, error: messageOf(error) }
+  } finally {
+    clearTimeout(timer)
   }
-  return null
 }
 
-// Every export of an opencode custom tool file: is it a tool definition { description, args (a zod
-// shape), execute }, and its args as JSON Schema — evaluated with the zod the file itself used.
-async function describeExports(loaded: Record<string, any>, module: string, sources: ZodSource[]) {
-  const described = []
-  let z: any
-  for (const [name, definition] of Object.entries(loaded)) {
-    const tool = definition !== null && typeof definition === 'object' && typeof definition.execute === 'function'
-      && definition.args !== null && typeof definition.args === 'object'
-    if (!tool) {
-      described.push({ export: name, tool: false })
-      continue
-    }
-    z ??= await zodOf(module, sources)
-    if (!z) {
-      described.push({ export: name, tool: true, problem: 'no-zod' })
-      continue
-    }
-    try {
-      const parameters = z.toJSONSchema(z.object(definition.args), { io: 'input' })
-      described.push({ export: name, tool: true, description: String(definition.description ?? ''), parameters })
-    } catch (error) {
-      described.push({ export: name, tool: true, problem: 'args', error: messageOf(error) })
-    }
-  }
-  return described
+// A realm's report, as this realm reads it: only the fields a report has, each of its type.
+function checked(data: any, opencode: boolean): Record<string, unknown> {
+  if (data === null || typeof data !== 'object') return { ok: false, error: 'the probe posted no report' }
+  if (data.ok !== true) return { ok: false, error: String(data.error ?? '').slice(0, MAX_ERROR) }
+  if (opencode) return { ok: true, exports: Array.isArray(data.exports) ? data.exports : [] }
+  return { ok: true, description: String(data.description ?? ''), parameters: data.parameters ?? null }
 }
 
 let request: any
@@ -221,5 +226,5 @@ try {
   send({ op: 'result', id: null, ok: false, reason: 'bad_request', error: messageOf(error) })
   process.exit(2)
 }
-if (request?.op === 'probe') await probe(request.tools, request.opencode)
+if (request?.op === 'probe') await probe(request)
 else await serve(request)

@@ -16,8 +16,8 @@ Each agent runs at most ``SLOTS_PER_AGENT`` calls at once (the others wait, with
 timeout) and keeps as many processes; all idle processes together are at most ``IDLE_MAX``, the
 longest unused ended first.
 
-The load report (each tool's description and parameters) comes from one probe process at the
-generation's start (``probe.load_modules``), confined the same way.
+The load report (each tool's description and parameters) comes from the probe at the
+generation's start (``probe.load_modules``: each module in a Worker of its own), confined the same way.
 """
 
 from __future__ import annotations
@@ -47,6 +47,12 @@ Owner = str | None
 FRESH = 2  # processes kept started for an agent's first call
 SLOTS_PER_AGENT = max(2, min(4, os.cpu_count() or 2))  # an agent's calls at once, and its processes
 IDLE_MAX = 16  # idle processes of all agents together
+# seconds a call whose caller is gone (its timeout passed, its client went away) has to finish
+# once its context.signal aborted, before its process and what it started are ended: enough to
+# see an abort through (a fetch rejects at once, a file is written, a child told to stop), and
+# short, as its secrets and processes stay alive meanwhile; the same whatever --timeout is
+ABORT_GRACE = 2.0
+ABORT_SIGNALS = {"timed_out": signal.SIGALRM, "gone": signal.SIGHUP}  # host.ts reads them so
 DEFAULT_MAX_OUTPUT = 64 * 1024 * 1024  # bytes of a tool's output (`beeuni daemon --max-output`)
 MODULE_LOG_LIMIT = 64 * 1024  # bytes of a call's fd 1 and 2 that reach the daemon's log
 # the HTTP status of each failure: a thrown error is the model's to read, a process that stopped
@@ -97,11 +103,14 @@ class ModuleHost:
         self._slots: defaultdict[Owner, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(SLOTS_PER_AGENT))
         self._live: set[_Process] = set()  # started and not yet exited: stop() waits for them
         self._refill: asyncio.Task[None] | None = None
+        self._winding: dict[_Process, asyncio.Task[None]] = {}  # aborted calls in their grace period
+        # (tool, timeout) -> the texts a call's context.signal aborts with
+        self._aborts: dict[tuple[str, float], dict[str, str]] = {}
         self._stopped = False
 
     async def start(self, limit: float) -> None:
-        """Load every module in one probe process (``limit`` seconds per module), then start the
-        fresh processes."""
+        """Load every module, each apart (``limit`` seconds per module), then start the fresh
+        processes."""
         facts = await asyncio.to_thread(
             load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
         )
@@ -118,32 +127,78 @@ class ModuleHost:
         """Run ``tool`` for ``agent``, within ``timeout`` seconds from the call's arrival."""
         call_id = secrets.token_hex(8)  # a module writing frames on fd 3 itself cannot guess it
         module = self.modules[tool]
-        call = dict(op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output)
+        aborts = self._aborts.get((tool, timeout)) or self._abort_texts(tool, timeout)
+        call = dict(
+            op="call", id=call_id, module=module, args=args, env=env, cwd=cwd, max_output=self.max_output, aborts=aborts
+        )
         try:
             request = host_channel.encode(call)
         except (ValueError, RecursionError) as err:
             return CallOutcome(False, error=str(err), reason="unsendable")
         process: _Process | None = None
         reusable = False
+        slot = self._slots[agent]
+        held = False
         try:
-            async with asyncio.timeout(timeout), self._slots[agent]:
-                process = await self._take(agent)
-                process.begin(tool)
-                mark = 0 if process.started.contained else last_pid()  # what the call starts is numbered above it
-                outcome, reusable = await process.run(request, call_id, self.max_output)
-                reusable = reusable and process.clean(mark)
-                return outcome
+            async with asyncio.timeout(timeout) as deadline:
+                try:
+                    await slot.acquire()
+                    held = True
+                    process = await self._take(agent)
+                    process.begin(tool)
+                    mark = 0 if process.started.contained else last_pid()  # what the call starts is numbered above it
+                    outcome, reusable = await process.run(request, call_id, self.max_output)
+                    reusable = reusable and process.clean(mark)
+                    return outcome
+                except asyncio.CancelledError:  # its timeout passed, or its client went away
+                    if process is not None and process.calling and not self._stopped:
+                        self._wind_down(process, "timed_out" if deadline.expired() else "gone", slot)
+                        process, held = None, False  # the grace period ends the one and frees the other
+                    raise
         except TimeoutError:
             return CallOutcome(False, reason="timed_out")
         finally:
+            if held:
+                slot.release()
             if process is not None:
                 if reusable and not self._stopped:
                     self._park(process, agent)
                 else:
                     process.end()
 
+    def _abort_texts(self, tool: str, timeout: float) -> dict[str, str]:
+        """What a call of ``tool``'s ``context.signal`` aborts with, by cause (the rules' texts)."""
+        texts = {
+            "timed_out": say(self.messages, "timed_out", tool=tool, detail=f"{timeout:g}"),
+            "gone": say(self.messages, "client_gone", tool=tool),
+        }
+        self._aborts[(tool, timeout)] = texts
+        return texts
+
+    def _wind_down(self, process: _Process, cause: str, slot: asyncio.Semaphore) -> None:
+        """The call ``process`` runs is over for its caller (``cause``): abort its
+        ``context.signal``, and end the process once it exits or after ``ABORT_GRACE`` seconds —
+        the agent's call slot held until then, so that calls that outlive their caller never
+        pile up."""
+        process.abort(ABORT_SIGNALS[cause])
+        task = asyncio.create_task(self._grace(process, slot))
+        self._winding[process] = task
+        task.add_done_callback(lambda _: self._winding.pop(process, None))
+
+    async def _grace(self, process: _Process, slot: asyncio.Semaphore) -> None:
+        try:
+            await asyncio.wait({process.exited}, timeout=ABORT_GRACE)
+        finally:
+            process.end()
+            slot.release()
+
     async def stop(self) -> None:
         self._stopped = True
+        if self._winding:  # aborted calls get their grace period (`tools call` too), and no more
+            await asyncio.wait(set(self._winding.values()), timeout=ABORT_GRACE)
+        for process, task in list(self._winding.items()):
+            task.cancel()  # (one cancelled before it ran would never end its process itself)
+            process.end()
         if self._refill is not None:
             self._refill.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -241,6 +296,7 @@ class _Process:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._output: int | None = None  # the read end of the pipe on its fd 1 and 2
+        self.calling = False  # a call was sent to it: its abort is the host's to tell
 
     async def connect(self, output_fd: int) -> None:
         loop = asyncio.get_running_loop()
@@ -263,6 +319,7 @@ class _Process:
         """The call's outcome, and whether the process may serve another call: it answered this
         one as the protocol says (with ``call``'s id), and every byte of the answer was read."""
         assert self._reader is not None and self._writer is not None
+        self.calling = True
         try:
             self._writer.write(request)
             await self._writer.drain()
@@ -312,6 +369,13 @@ class _Process:
         if code < 0:
             return f"killed by {signal.Signals(-code).name}"
         return f"exit code {code}"
+
+    def abort(self, signal_number: signal.Signals) -> None:
+        """Tell the host that its running call is over for its caller (host.ts aborts the call's
+        ``context.signal``); the process itself is never used again."""
+        if not self._ended:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.started.process.pid, signal_number)
 
     def end(self) -> None:
         """Kill the process and its group, close the channel, remove its temporary folder."""

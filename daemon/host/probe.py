@@ -1,7 +1,15 @@
 """Load-only checks of tool modules: each module is imported in Bun by the module host's
-``probe`` operation, nothing is called, and a watchdog gives each module a time limit — an import
-that loops blocks Bun itself, so the process is killed and a new one takes the modules that were
-not reached yet. The processes are confined like a call's (``sandbox.py``).
+``probe`` operation, nothing is called. The processes are confined like a call's (``sandbox.py``).
+
+**Each module is loaded apart**: the host imports every module in a ShadowRealm of its own
+(``probe_realm.ts``: its own globals, built-ins and module instances) and takes its report as a
+string into its own realm, where no module runs, which parses, checks and serialises it
+(``host.ts``). So a module that patches ``JSON.stringify``, ``Object.prototype`` or
+``Array.prototype`` changes its own report only. The host's frames carry a random token of the
+probe; a frame without it (a module writing on fd 3 itself), an error a module throws outside
+its import, a process that dies, or one that stops reporting (a loop blocks the host's thread)
+ends that process, and every module not yet reported is loaded again in a process of its own (a
+few at once), where whatever is reported, or a timeout, is taken for that module alone.
 
 ``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
 daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
@@ -12,13 +20,16 @@ import threw or the export has the wrong shape: ``error`` says how, as the daemo
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,7 +40,10 @@ from ..serving.secrets import state_dir
 from . import host_channel
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
+REPORT_SLACK = 1.0  # seconds past a module's limit for the host's own report that it timed out
 EXIT_GRACE = 2.0  # seconds a process that closed its channel has to exit before it is killed
+NOT_THE_HOSTS = "a frame that is not the host's report: a module wrote on the channel"
+NOT_REPORTED = "the host ended the probe without its report"
 
 
 def probe_modules(
@@ -69,18 +83,34 @@ def load_modules(
     probed: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Each module's fact, in the given order, its processes' temporary folders made inside
-    ``folder`` (the daemon's load, and ``probe_modules``)."""
+    ``folder`` (the daemon's load, and ``probe_modules``): all from one process when it reports
+    them all as the protocol says, else the rest each from a process of its own."""
     found: dict[str, dict[str, Any]] = {}
-    pending = list(modules)
-    while pending:
-        own = tempfile.mkdtemp(dir=folder)
-        try:
-            for fact in _probe_run(bun, pending, confinement, limit, own, opencode, probed):
-                found[fact["name"]] = fact
-        finally:
-            shutil.rmtree(own, ignore_errors=True)
-        pending = [(name, path) for name, path in pending if name not in found]
+
+    def take(facts: list[dict[str, Any]]) -> None:
+        for fact in facts:
+            found[fact["name"]] = fact
+            if probed is not None:
+                probed(1)
+
+    if len(modules) > 1:
+        take(_probe_run(bun, modules, confinement, limit, folder, opencode)[0])
+    rest = [module for module in modules if module[0] not in found]
+
+    def alone(module: tuple[str, str]) -> list[dict[str, Any]]:
+        facts, stopped = _probe_run(bun, [module], confinement, limit, folder, opencode)
+        return facts or [_fact(module[0], *stopped)]
+
+    if len(rest) == 1:
+        take(alone(rest[0]))
+    elif rest:
+        with ThreadPoolExecutor(min(APART_AT_ONCE, len(rest)), thread_name_prefix="beeuni-probe") as pool:
+            for facts in pool.map(alone, rest):
+                take(facts)
     return [found[name] for name, _ in modules]
+
+
+APART_AT_ONCE = max(2, min(8, 2 * (os.cpu_count() or 1)))  # processes loading a module each, at once
 
 
 def _fact(
@@ -105,6 +135,18 @@ def _fact(
     return fact
 
 
+def _reported(name: str, message: dict[str, Any]) -> dict[str, Any]:
+    """The fact of ``name`` from the host's ``probed`` frame."""
+    if message.get("ok") is True:
+        description = str(message.get("description", ""))
+        return _fact(name, None, None, description, message.get("parameters"), message.get("exports"))
+    problem = message.get("problem")
+    error = message.get("error")
+    return _fact(
+        name, problem if problem in ("timed-out", "crashed") else "error", None if error is None else str(error)
+    )
+
+
 def _probe_run(
     bun: str,
     pending: list[tuple[str, str]],
@@ -112,69 +154,65 @@ def _probe_run(
     limit: float,
     folder: str,
     opencode: dict[str, Any] | None,
-    probed: Callable[[int], None] | None,
-) -> list[dict[str, Any]]:
-    """One Bun process over ``pending``: what it reported before it finished, stopped or was
-    killed — at least one module's fact, so the caller always progresses (``probed`` is told of
-    each module Bun reported on)."""
-    started = start(bun, confinement, folder, subprocess.DEVNULL)  # what modules print at import is no diagnostic
+) -> tuple[list[dict[str, Any]], tuple[str, str | None]]:
+    """One Bun process over ``pending``: the facts it reported as the protocol says, and — when
+    it did not report them all — why it stopped (``problem``, ``error``). Only frames with the
+    probe's token count, each for a module of ``pending`` not reported yet; anything else on the
+    channel ends the process (the modules in it may have written it)."""
+    own = tempfile.mkdtemp(dir=folder)
+    token = secrets.token_hex(16)
+    names = {name for name, _ in pending}
+    results: list[dict[str, Any]] = []
+    try:
+        started = start(bun, confinement, own, subprocess.DEVNULL)  # what modules print at import is no diagnostic
+    except OSError as err:
+        shutil.rmtree(own, ignore_errors=True)
+        return results, ("crashed", str(err))
     process, channel = started.process, started.channel
     entries = [{"name": name, "module": path} for name, path in pending]
-    request = {"op": "probe", "tools": entries, "opencode": opencode}
-    results: list[dict[str, Any]] = []
-    current: str | None = None
+    request = {"op": "probe", "token": token, "limit": limit, "tools": entries, "opencode": opencode}
     deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
     selector = selectors.DefaultSelector()
     buffer = b""
-
-    def stopped(problem: str, error: str | None = None) -> list[dict[str, Any]]:
-        if current is not None:
-            results.append(_fact(current, problem, error))
-        elif not results:
-            results.append(_fact(pending[0][0], problem, error))
-        return results
-
     try:
         channel.sendall(host_channel.encode(request))
         selector.register(channel, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not selector.select(timeout=remaining):
-                return stopped("timed-out")
+                return results, ("timed-out", None)
             chunk = channel.recv(65536)
             if not chunk:
-                return stopped("crashed", f"exit status {_exit_status(process)}")
+                return results, ("crashed", f"exit status {_exit_status(process)}")
             buffer += chunk
             try:
                 messages, buffer = host_channel.split(buffer)
             except host_channel.BadFrame as err:
-                return stopped("crashed", str(err))
+                return results, ("crashed", str(err))
             for message in messages:
-                if message.get("op") == "probing":
-                    current = str(message.get("name"))
-                    deadline = time.monotonic() + limit
-                elif message.get("op") == "probed" and current is not None and message.get("name") == current:
-                    if message.get("ok"):
-                        description = str(message.get("description", ""))
-                        fact = _fact(
-                            current, None, None, description, message.get("parameters"), message.get("exports")
-                        )
-                    else:
-                        fact = _fact(current, "error", str(message.get("error")))
-                    results.append(fact)
-                    current = None
-                    if probed is not None:
-                        probed(1)
-                elif message.get("op") == "probe_done":
-                    return results
+                if message.get("token") != token:
+                    return results, ("crashed", NOT_THE_HOSTS)
+                if message.get("op") == "probe_done":
+                    return results, ("crashed", NOT_REPORTED)
+                if message.get("op") == "probe_failed":  # an error a module threw escaped its realm
+                    return results, ("crashed", str(message.get("error")))
+                name = message.get("name")
+                if message.get("op") not in ("probing", "probed") or name not in names:
+                    return results, ("crashed", NOT_THE_HOSTS)
+                deadline = time.monotonic() + limit + REPORT_SLACK  # the module's limit runs
+                if message.get("op") == "probed":
+                    names.discard(name)
+                    results.append(_reported(name, message))
     except OSError as err:  # the process closed its channel before reading the request
-        return stopped("crashed", str(err))
+        return results, ("crashed", str(err))
     finally:
         selector.close()
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         channel.close()
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def _exit_status(process: Process) -> int:

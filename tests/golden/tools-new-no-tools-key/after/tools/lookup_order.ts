@@ -1,8 +1,9 @@
 // lookup_order: a project tool. The daemon loads the default export: description, parameters (JSON
 // Schema of the arguments) and execute(args, context). context.env holds the platform's
-// variables and the calling agent's granted secrets; context.signal aborts a call that is
-// cancelled or out of time. A returned object reaches the model as JSON, a thrown Error as
-// its message.
+// variables and the calling agent's granted secrets. context.signal aborts when the call runs
+// past the daemon's --timeout or its caller goes away: pass it to fetch and to what you start;
+// the call then has 2 seconds to finish before its Worker and processes are ended. A returned
+// object reaches the model as JSON, a thrown Error as its message.
 export default {
   description: 'TODO: what lookup_order does, and when the model should call it.',
   parameters: {
