@@ -15,7 +15,7 @@ import pytest
 from conftest import run_beeuni
 from daemon_helpers import BUN, Daemon, process_runs, running_daemon, wait_until
 
-WAITING = """import { appendFileSync } from 'node:fs'
+WAITING = """import { appendFileSync, readlinkSync } from 'node:fs'
 export default {
   description: 'Fetches a page that never comes, passing the call its signal.',
   parameters: { type: 'object', properties: { url: { type: 'string' }, mark: { type: 'string' } } },
@@ -25,7 +25,7 @@ export default {
       log(`abort ${context.signal.reason.name}: ${context.signal.reason.message}`)
       setTimeout(() => log('cleaned up after the abort'), 100)  // the grace period lets it finish
     })
-    log(`started ${process.pid}`)
+    log(`started ${readlinkSync('/proc/self')}`)  // its number outside its PID namespace
     try {
       await fetch(args.url, { signal: context.signal })
     } catch (error) {
@@ -37,16 +37,16 @@ export default {
   },
 }"""
 
-STUBBORN = """import { appendFileSync } from 'node:fs'
+STUBBORN = """import { appendFileSync, readlinkSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 export default {
   description: 'Sees the abort and goes on anyway, with a child of its own.',
   parameters: { type: 'object', properties: { mark: { type: 'string' } } },
   async execute(args, context) {
     const log = (line) => appendFileSync(`${context.cwd}/marks/${args.mark}`, line + '\\n')
-    const child = spawn('sleep', ['600'], { stdio: 'ignore' })
+    spawn('sleep', ['617.25'], { stdio: 'ignore' })  // found by its command line: its number is the namespace's
     context.signal.addEventListener('abort', () => log(`abort ${context.signal.reason.name}`))
-    log(`started ${process.pid} ${child.pid}`)
+    log(`started ${readlinkSync('/proc/self')}`)
     return new Promise(() => {})
   },
 }"""
@@ -86,6 +86,21 @@ def daemon(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     state = tmp_path_factory.mktemp("abort-state")
     with running_daemon(project, state, "--harness", "experimental", "--timeout", "3") as running:
         yield running
+
+
+def sleepers(duration: str) -> list[int]:
+    """The running processes whose command line is ``sleep duration``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.joinpath("cmdline").read_bytes() == f"sleep\0{duration}\0".encode() and process_runs(
+                    int(entry.name)
+                ):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
 
 
 def marks(project: Path, mark: str) -> list[str]:
@@ -134,9 +149,9 @@ def test_when_the_client_goes_away_the_signal_aborts(daemon: Daemon, project: Pa
 def test_a_module_that_ignores_the_signal_is_ended_after_the_grace_period(daemon: Daemon, project: Path) -> None:
     answer = daemon.call("stubborn", {"mark": "stubborn"})
     assert answer.status_code == 504
-    host, child = started_pids(project, "stubborn")
+    (host,) = started_pids(project, "stubborn")
     wait_until(lambda: "abort TimeoutError" in marks(project, "stubborn"), "the abort to reach it")
-    wait_until(lambda: not process_runs(host) and not process_runs(child), "its process and child to end")
+    wait_until(lambda: not process_runs(host) and not sleepers("617.25"), "its process and child to end")
     assert daemon.call("waiting", {"url": "http://127.0.0.1:9/", "mark": "after"}).status_code == 422
 
 
