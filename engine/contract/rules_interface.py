@@ -90,6 +90,10 @@ RELEASE_IMPORT = {
 #: ``git``: whether a git repository holds the manifest (else the lists are empty)
 RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT]}
 
+#: a JSON file (with comments) of the rules' ``JSON_FILES`` that the repository holds: its located
+#: ``root``, or, where it does not parse, null and why (``problem``, located ``at``)
+JSON_FILE = {"path": "string", "root": "any", "problem": "string?", "at": "any"}
+
 FACTS = {
     "manifest": "string",
     "files": [FILE],
@@ -102,6 +106,7 @@ FACTS = {
     "unused_suppressions": [UNUSED_SUPPRESSION],
     "modules": [MODULE],  # empty unless `validate --modules`
     "release": RELEASE,
+    "json_files": [JSON_FILE],  # computed on first use, from the rules' `JSON_FILES`
 }
 
 #: values the rules must define, and functions with the parameters the engine passes: the names
