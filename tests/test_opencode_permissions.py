@@ -3,20 +3,22 @@ manifest's permission as that agent's own (`opencode debug agent` lists its rule
 agent's `tools` hides stays hidden whatever the project's opencode.json says, and in a real
 session (`opencode run` against the scripted model) the model is offered exactly what the agent
 sees, a served tool whose permission is `ask` is asked about (and `opencode run` refuses it
-without running it), and an allowed one runs. `validate` warns where opencode.json tries."""
+without running it), and an allowed one runs — through `opencode run` and through `beeuni
+sessions new`. `validate` warns where opencode.json tries."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_beeuni
+from conftest import BEEUNI, run_beeuni
 from daemon_helpers import running_daemon
 from model_server import call, say, scripted_model
-from opencode_session import opencode_version, run_opencode
+from opencode_session import opencode_version, run_opencode, sessions_environment
 from test_opencode import ECHO, opencode
 
 if opencode_version() is None:
@@ -134,3 +136,39 @@ def test_a_real_session_offers_what_the_agent_sees_and_asks_before_an_ask_tool(p
     # `ask`: opencode asks before the plugin calls the daemon, and `opencode run` rejects what it would ask
     assert "permission requested: other" in run.stdout + run.stderr
     assert parts["other"]["status"] == "error" and "rejected permission" in parts["other"]["error"]
+
+
+def test_a_beeuni_session_cannot_be_shown_a_hidden_tool_by_opencode_json(tmp_path: Path) -> None:
+    """The same through `beeuni sessions new --wait` (opencode's server, the session agent): the
+    committed opencode.json tries to give the session agent a tool its list hides; the model is
+    not offered it, and the agent's permission lets the tool it sees run."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    (project / "tools" / "echo.ts").write_text(ECHO)
+    (project / "tools" / "internal.ts").write_text(ECHO.replace("Echo the text", "Internal"))
+    (project / "beeuni.yaml").write_text(
+        "tools:\n  echo: tools/echo.ts\n  internal: tools/internal.ts\n"
+        "agents:\n  beeuni:\n    tools: {exclude: [internal, bash]}\n    permission: {echo: allow}\n"
+    )
+    tries = {"permission": {"internal": "allow", "bash": "allow"}, "tools": {"internal": True}}
+    (project / "opencode.json").write_text(json.dumps({"agent": {"beeuni": tries}}))
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    commit = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", "x"]
+    subprocess.run(commit, cwd=project, check=True)
+    prompt = "case-session: go"
+    with scripted_model({"case-session": [call("echo", {"text": "hi"}), say("done")]}) as model:
+        environment = sessions_environment(tmp_path / "home", tmp_path / "state", project, model)
+        finished = subprocess.run(
+            [BEEUNI, "sessions", "new", "--wait", "--prompt", prompt],
+            cwd=project,
+            env={**os.environ, "NO_COLOR": "1", **environment},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert finished.returncode == 0, finished.stderr
+    offered = set(model.conversation("case-session")[0].tools)
+    assert "echo" in offered and "read" in offered
+    assert "internal" not in offered and "bash" not in offered
+    assert model.result_of("case-session", 0, 0) == "echo: hi ()"
