@@ -141,14 +141,16 @@ def test_a_real_session_offers_what_the_agent_sees_and_asks_before_an_ask_tool(p
 def test_a_beeuni_session_cannot_be_shown_a_hidden_tool_by_opencode_json(tmp_path: Path) -> None:
     """The same through `beeuni sessions new --wait` (opencode's server, the session agent): the
     committed opencode.json tries to give the session agent a tool its list hides; the model is
-    not offered it, and the agent's permission lets the tool it sees run."""
+    not offered it, the agent's permission lets the tool it sees run, and a tool it must be
+    asked about is refused: a session has nobody to ask."""
     project = tmp_path / "project"
     (project / "tools").mkdir(parents=True)
     (project / "tools" / "echo.ts").write_text(ECHO)
     (project / "tools" / "internal.ts").write_text(ECHO.replace("Echo the text", "Internal"))
+    (project / "tools" / "other.ts").write_text(ECHO.replace("Echo the text", "Another tool"))
     (project / "beeuni.yaml").write_text(
-        "tools:\n  echo: tools/echo.ts\n  internal: tools/internal.ts\n"
-        "agents:\n  beeuni:\n    tools: {exclude: [internal, bash]}\n    permission: {echo: allow}\n"
+        "tools:\n  echo: tools/echo.ts\n  internal: tools/internal.ts\n  other: tools/other.ts\n"
+        "agents:\n  beeuni:\n    tools: {exclude: [internal, bash]}\n    permission: {echo: allow, other: ask}\n"
     )
     tries = {"permission": {"internal": "allow", "bash": "allow"}, "tools": {"internal": True}}
     (project / "opencode.json").write_text(json.dumps({"agent": {"beeuni": tries}}))
@@ -157,7 +159,8 @@ def test_a_beeuni_session_cannot_be_shown_a_hidden_tool_by_opencode_json(tmp_pat
     commit = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", "x"]
     subprocess.run(commit, cwd=project, check=True)
     prompt = "case-session: go"
-    with scripted_model({"case-session": [call("echo", {"text": "hi"}), say("done")]}) as model:
+    script = {"case-session": [call("echo", {"text": "hi"}), call("other", {"text": "there"}), say("done")]}
+    with scripted_model(script) as model:
         environment = sessions_environment(tmp_path / "home", tmp_path / "state", project, model)
         finished = subprocess.run(
             [BEEUNI, "sessions", "new", "--wait", "--prompt", prompt],
@@ -172,3 +175,10 @@ def test_a_beeuni_session_cannot_be_shown_a_hidden_tool_by_opencode_json(tmp_pat
     assert "echo" in offered and "read" in offered
     assert "internal" not in offered and "bash" not in offered
     assert model.result_of("case-session", 0, 0) == "echo: hi ()"
+    # `ask`: nobody answers a session, so the question is rejected (as `opencode run` does) and
+    # the session goes on instead of waiting for ever; the call never reached the daemon
+    session_id = finished.stdout.split()[0] if finished.stdout.strip() else ""
+    logged = run_beeuni(["sessions", "log", session_id, "--json"], cwd=project, env=environment)
+    parts = [p for m in json.loads(logged.stdout)["messages"] for p in m["parts"] if p["type"] == "tool"]
+    other = next(part for part in parts if part["tool"] == "other")
+    assert other["status"] == "error" and "rejected permission" in other["error"]
