@@ -1,6 +1,6 @@
 // Written by `beeuni daemon` for the standard harness (opencode): registers the tools the
-// daemon serves and forwards every call, with its abort signal, to the daemon; hides from each
-// declared agent the tools it does not see. Do not edit;
+// daemon serves and forwards every call, with its abort signal, to the daemon; gives each
+// declared agent its permission and hides from it the tools it does not see. Do not edit;
 // the daemon writes it again at each start. Every export is a plugin function.
 //
 // The daemon's URL and token come from whoever started opencode, on an inherited socket whose
