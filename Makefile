@@ -13,7 +13,7 @@ BIN := $(VENV)/bin
 DEPS := $(VENV)/.deps-installed
 BUN := $(CURDIR)/node_modules/.bin/bun
 
-.PHONY: setup example test golden docs bench lint
+.PHONY: setup example test golden docs bench lint plugin-zod
 
 $(DEPS): pyproject.toml
 	python3 -m venv $(VENV)
@@ -70,3 +70,10 @@ bench: setup
 	$(BIN)/python benchmarks/bench_hostile.py
 	$(BIN)/python benchmarks/bench_rules.py
 	$(BIN)/python benchmarks/bench_sessions.py
+
+# The zod the standard harness's plugin imports (daemon/plugin_zod.js): bundled from the zod that
+# @opencode-ai/plugin pins (package-lock.json), one file that imports nothing, so that the plugin
+# resolves no package from any folder (tests/test_plugin_zod.py checks the file is this build).
+PLUGIN_ZOD_ENTRY := $(CURDIR)/daemon/plugin_zod_entry.ts
+plugin-zod: $(BUN)
+	$(BUN) build $(PLUGIN_ZOD_ENTRY) --target=bun --format=esm --minify --outfile daemon/plugin_zod.js

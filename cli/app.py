@@ -215,6 +215,46 @@ def tools_call(
     _run(lambda: call(name, path, rules, agent, harness, arguments, as_json, timeout, schema, release))
 
 
+cr_app = typer.Typer(
+    help="Change requests: the working tree's change, committed, pushed and opened.", no_args_is_help=True
+)
+app.add_typer(cr_app, name="cr")
+
+
+@cr_app.command("open")
+def cr_open(
+    title: Annotated[str, typer.Option("--title", metavar="TITLE", help="The commit's and the request's title.")],
+    path: PathArgument = ".",
+    body: Annotated[str | None, typer.Option("--body", metavar="TEXT", help="The request's description.")] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base", metavar="BRANCH", help="The branch to merge into (default: the current branch's upstream)."
+        ),
+    ] = None,
+    rules: RulesOption = None,
+) -> None:
+    """Open a change request of the working tree's change: one commit on a new branch, with the
+    tracked files changed and what the release needs (never stray files), checked as `validate`
+    checks it, pushed, and opened with the forge's own client where one is logged in. Your
+    branch, index and working tree stay as they are."""
+    from .change_request import cr_open as open_
+
+    _run(lambda: open_(title, body, base, path, rules))
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Argument(help="The project's folder (made if missing).")] = ".",
+    rules: RulesOption = None,
+) -> None:
+    """Write a new project's beeuni.yaml: the Beeuni tools under `tools:` and the session agent.
+    Never overwrites a manifest (exit 2)."""
+    from .init_project import init as init_
+
+    _run(lambda: init_(path, rules))
+
+
 @app.command()
 def daemon(
     path: PathArgument = ".",
@@ -293,7 +333,7 @@ def daemon(
     )
 
 
-sessions_app = typer.Typer(help="Run a local session on the standard harness and read its log.", no_args_is_help=True)
+sessions_app = typer.Typer(help="Run a local session on either harness and read its log.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
 
@@ -309,12 +349,20 @@ def sessions_new(
         typer.Option("--model", metavar="PROVIDER/MODEL", help="The model (default: opencode's configured one)."),
     ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the end and print the final answer.")] = False,
+    harness: Annotated[
+        str,
+        typer.Option(
+            "--harness",
+            metavar="HARNESS",
+            help="standard (opencode, the default) or experimental (the turn loop in the daemon).",
+        ),
+    ] = "standard",
     rules: RulesOption = None,
 ) -> None:
-    """Start a session: the daemon and opencode, with the project's tools; print its id."""
+    """Start a session: the daemon and its harness, with the project's tools; print its id."""
     from .sessions import sessions_new as new
 
-    _run(lambda: new(path, rules, prompt, agent, model, wait))
+    _run(lambda: new(path, rules, prompt, agent, model, wait, harness))
 
 
 @sessions_app.command("prompt")

@@ -38,9 +38,17 @@ def start_group(
     env: dict[str, str],
     log: IO[bytes],
     pass_fds: tuple[int, ...],
+    before_exec: Callable[[], None] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start ``command`` as the leader of a new process group; its standard output and error
-    go to ``log``; of the other descriptors it inherits ``pass_fds`` alone."""
+    go to ``log``; of the other descriptors it inherits ``pass_fds`` alone. ``before_exec`` runs
+    in the child last before ``exec`` (a box to put it in: ``daemon/harness_box.py``)."""
+
+    def prepare() -> None:
+        _die_with_parent()
+        if before_exec is not None:
+            before_exec()
+
     return subprocess.Popen(
         command,
         cwd=cwd,
@@ -49,7 +57,7 @@ def start_group(
         stdout=log,
         stderr=log,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=prepare,
         pass_fds=pass_fds,
     )
 

@@ -31,9 +31,10 @@ from typing import IO, Any
 
 from ..daemon.handoff import VARIABLE, HandOff
 from ..daemon.plugin import PluginMismatch, verify
+from . import opencode_turn
 from .opencode_server import OpencodeError, OpencodeServer
+from .opencode_turn import TurnFolders
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
-from .release_compare import differing
 from .session_control import ControlServer
 from .session_log import error_message, file_end
 from .session_store import LOG_NAMES, SessionStore
@@ -70,9 +71,10 @@ class SessionRequest:
     prompt: str
     agent: str
     model: str | None
-    opencode: str
+    opencode: str  # its path ("" on the experimental harness, which runs without it)
     bun: str
     session_id: str | None = None
+    harness: str = "standard"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -95,12 +97,12 @@ class Outcome:
 @dataclass
 class Runtime:
     """A turn's daemon and opencode: the daemon's channel (its starter's socket), the release it
-    serves, opencode's server and configuration folder."""
+    serves, opencode's server and the turn's folders."""
 
     channel: HandOff
     release: str | None
     server: OpencodeServer
-    opencode_dir: str
+    turn: TurnFolders
     converged: dict[str, Any] | None = None  # the daemon's answer to a convergence at the start
 
 
@@ -164,8 +166,7 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
                     stop_group(process)
                 if runtime is not None:
                     runtime.channel.close()
-                    store.keep_package_files(runtime.opencode_dir)
-                    shutil.rmtree(runtime.opencode_dir, ignore_errors=True)
+                    shutil.rmtree(runtime.turn.root, ignore_errors=True)
                 for handle in logs.values():
                     handle.close()
                 if record is None and earlier is None:  # nothing started: no session to keep the logs of
@@ -187,16 +188,18 @@ def _start(
     """The daemon and opencode's server, started side by side. The daemon hands its connection
     to this runner on a socket, which stays this runner's channel to it; the runner checks the
     plugin the daemon wrote, converges the daemon when the session was asked to between turns,
-    and hands the connection on to opencode on another socket, which the plugin reads when
-    opencode first loads the project's configuration — at the first request that names the
-    project, after both are ready (``daemon/handoff.py``)."""
+    gives opencode the release's own project configuration, and hands the connection on to
+    opencode on another socket, which the plugin reads when opencode first loads its
+    configuration — at the first request that names the project, after both are ready
+    (``daemon/handoff.py``). opencode reads no configuration but the turn's
+    (``opencode_turn.py``) and runs in a box of its own (``daemon/harness_box.py``)."""
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
     to_daemon, to_opencode = HandOff(), HandOff()
-    opencode_dir = store.fresh_opencode_dir()
+    turn = store.fresh_turn()
     try:
         command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
-        command += ["--agent", request.agent, "--opencode-dir", opencode_dir]
+        command += ["--agent", request.agent, "--opencode-dir", turn.config]
         command += ["--spill-dir", store.outputs_dir]  # the log names these files after the session's end
         command += ["--connection-fd", str(to_daemon.fd)]
         if earlier is not None and earlier.get("release"):
@@ -207,41 +210,47 @@ def _start(
         started.append(daemon)
         to_daemon.started()
         server = OpencodeServer.new()
-        opencode_env = {**env, **server.environment(), "OPENCODE_CONFIG_DIR": opencode_dir}
+        opencode_env = {**opencode_turn.environment(env, turn), **server.environment()}
         opencode_env[VARIABLE] = str(to_opencode.fd)
         if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
             # the session agent, with opencode's defaults, where opencode's configuration has none
             opencode_env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {request.agent: {}}})
+        box = opencode_turn.box(request.repo_root, turn, env, request.opencode, [store.opencode_dir, store.outputs_dir])
+        if box.missing or box.filter_missing:
+            detail = "; ".join(reason for reason in (box.missing, box.filter_missing) if reason)
+            logs["opencode"].write((texts.message("opencode_not_confined", detail=detail) + "\n").encode())
+            logs["opencode"].flush()
         opencode = start_group(
             server.command(request.opencode),
             cwd=request.repo_root,
             env=opencode_env,
             log=logs["opencode"],
             pass_fds=(to_opencode.fd,),
+            before_exec=box.preparer(),
         )
         started.append(opencode)
         to_opencode.started()
         connection = _daemon_connection(to_daemon, daemon, texts, store.log_path("daemon", pending))
         document = json.loads(connection)
         try:
-            if verify(document) != opencode_dir:
-                raise PluginMismatch(f"the plugin is not in {opencode_dir}")
+            if verify(document) != turn.config:
+                raise PluginMismatch(f"the plugin is not in {turn.config}")
         except PluginMismatch as err:
             raise SessionRefused(texts.message("plugin_mismatch", detail=str(err)), 1) from None
-        runtime = Runtime(to_daemon, document.get("release"), server, opencode_dir)
+        runtime = Runtime(to_daemon, document.get("release"), server, turn)
         root = document.get("release_root")
         if earlier is not None and earlier.get("converge_to"):
             runtime.converged = _converge(to_daemon, str(earlier["converge_to"]))
             if runtime.converged.get("event") == "converged":
                 runtime.release = runtime.converged.get("release")
                 root = runtime.converged.get("release_root")
-        changed = differing(request.repo_root, str(root), texts.opencode_project_files) if root else []
-        if changed:
-            raise SessionRefused(texts.message("opencode_config_changed", detail=", ".join(changed)), 1)
+        if root:
+            for folder in opencode_turn.give_release(str(root), turn, texts.opencode_project_files):
+                store.link_package(folder)
         to_opencode.send(connection)
     except BaseException:
         to_daemon.close()
-        shutil.rmtree(opencode_dir, ignore_errors=True)
+        shutil.rmtree(turn.root, ignore_errors=True)
         raise
     finally:
         to_opencode.close()

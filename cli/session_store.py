@@ -3,12 +3,16 @@ never in the repository.
 
     <state>/projects/<project id>/
         opencode/                  the package opencode installs for the plugin, kept between turns
-        opencode-*/                one turn's opencode configuration folder, made fresh for it and
-                                   removed after it: the plugin the daemon writes (and checked by
-                                   its digest before opencode loads it), the package linked in
+        opencode-*/                one turn's folders, made fresh for it and removed after it
+                                   (``opencode_turn.py``): opencode/, its configuration folder,
+                                   with the plugin the daemon writes (checked by its digest before
+                                   opencode loads it) and the package linked in; home/, tmp/
         sessions/<id>.json         beeuni's record: agent, model, prompt, start, status, answer
         sessions/<id>.export.json  opencode's own records of the session ({info, messages}, as
-                                   `opencode export` prints them), taken when it ended
+                                   `opencode export` prints them), taken when it ended; on the
+                                   experimental harness, the turn loop's in the same shape
+        sessions/<id>.history.json the experimental harness's conversation, as the model is sent
+                                   it again at the next turn
         sessions/<id>.daemon.log   what the daemon and opencode logged
         sessions/<id>.opencode.log
         outputs/                   the outputs the daemon spilled in sessions (`--spill-dir`):
@@ -30,11 +34,13 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from ..daemon.secrets import project_dir, write_private
+from .opencode_turn import TurnFolders
 
 RECORD_SUFFIX = ".json"
 #: what opencode writes into its configuration folder when it installs the plugin's package
 PACKAGE_FILES = ("package.json", "package-lock.json", "bun.lock")
 EXPORT_SUFFIX = ".export.json"
+HISTORY_SUFFIX = ".history.json"
 LOG_NAMES = ("daemon", "opencode")
 
 
@@ -65,23 +71,24 @@ class SessionStore:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
         return os.fdopen(os.open(self.log_path(name, session_id), flags, 0o600), "wb")
 
-    def fresh_opencode_dir(self) -> str:
-        """A new configuration folder for one turn's opencode, so that nothing an earlier turn or
-        session left there loads: empty but for the package opencode installs for the plugin,
-        linked from where it is kept between turns."""
-        os.makedirs(os.path.join(self.opencode_dir, "node_modules"), mode=0o700, exist_ok=True)
-        fresh = tempfile.mkdtemp(prefix="opencode-", dir=os.path.dirname(self.opencode_dir))
-        os.symlink(os.path.join(self.opencode_dir, "node_modules"), os.path.join(fresh, "node_modules"))
-        for name in PACKAGE_FILES:
-            with contextlib.suppress(OSError):
-                shutil.copyfile(os.path.join(self.opencode_dir, name), os.path.join(fresh, name))
-        return fresh
+    def fresh_turn(self) -> TurnFolders:
+        """New folders for one turn's opencode (``opencode_turn.py``), so that nothing an earlier
+        turn or session left there loads: its configuration folder empty but for the package
+        opencode installs for plugins, linked from where it is kept between turns."""
+        turn = TurnFolders(tempfile.mkdtemp(prefix="opencode-", dir=os.path.dirname(self.opencode_dir)))
+        turn.make()
+        self.link_package(turn.config)
+        return turn
 
-    def keep_package_files(self, fresh: str) -> None:
-        """After a turn: what opencode wrote of the package's files, kept for the next turn's."""
+    def link_package(self, folder: str) -> None:
+        """Link the package kept between turns into the configuration folder ``folder``, with the
+        files that say it is installed."""
+        os.makedirs(os.path.join(self.opencode_dir, "node_modules"), mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.symlink(os.path.join(self.opencode_dir, "node_modules"), os.path.join(folder, "node_modules"))
         for name in PACKAGE_FILES:
             with contextlib.suppress(OSError):
-                shutil.copyfile(os.path.join(fresh, name), os.path.join(self.opencode_dir, name))
+                shutil.copyfile(os.path.join(self.opencode_dir, name), os.path.join(folder, name))
 
     def log_path(self, name: str, session_id: str) -> str:
         return os.path.join(self.folder, f"{session_id}.{name}.log")
@@ -91,7 +98,9 @@ class SessionStore:
         return [
             entry[: -len(RECORD_SUFFIX)]
             for entry in os.listdir(self.folder)
-            if entry.endswith(RECORD_SUFFIX) and not entry.endswith(EXPORT_SUFFIX) and not entry.startswith(".")
+            if entry.endswith(RECORD_SUFFIX)
+            and not entry.endswith((EXPORT_SUFFIX, HISTORY_SUFFIX))
+            and not entry.startswith(".")
         ]
 
     def write(self, record: dict[str, Any]) -> None:
@@ -120,3 +129,13 @@ class SessionStore:
 
     def read_export(self, session_id: str) -> dict[str, Any] | None:
         return self.read(session_id, EXPORT_SUFFIX)
+
+    def write_history(self, session_id: str, history: list[Any]) -> None:
+        path = os.path.join(self.folder, session_id + HISTORY_SUFFIX)
+        write_private(path, json.dumps({"messages": history}).encode())
+
+    def read_history(self, session_id: str) -> list[Any]:
+        """The experimental harness's conversation so far (``[]`` before the first turn)."""
+        document = self.read(session_id, HISTORY_SUFFIX)
+        found = document.get("messages") if document is not None else None
+        return found if isinstance(found, list) else []

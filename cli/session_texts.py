@@ -40,6 +40,15 @@ class SessionTexts:
         self.output_lines = int(limits["lines"])
         self.prompt_characters = int(limits["prompt_characters"])
         self.opencode_project_files = [text(path) for path in run.output("OPENCODE_PROJECT_FILES")]
+        # the experimental harness's model providers (rules/turns.rules), plain
+        lets = run.program["lets"]
+        providers = run.output("MODEL_PROVIDERS") if "MODEL_PROVIDERS" in lets else {}
+        packages = run.output("MODEL_PACKAGES") if "MODEL_PACKAGES" in lets else {}
+        self.model_providers = {
+            str(name): {str(k): None if v is None else text(v) for k, v in entry.items()}
+            for name, entry in providers.items()
+        }
+        self.model_packages = {str(name): text(api) for name, api in packages.items()}
 
     def message(self, key: str, **blanks: Any) -> str:
         """The template ``key`` with its blanks filled in (a blank not given stays empty)."""

@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -40,12 +41,23 @@ DETACHED_RUNNER = "from beeuni.cli.sessions import run_detached; run_detached()"
 PUBLIC_FIELDS = ("id", "agent", "model", "prompt", "created", "status", "release", "answer", "error")
 
 
-def sessions_new(path: str, rules: str | None, prompt: str, agent: str | None, model: str | None, wait: bool) -> int:
+def sessions_new(
+    path: str,
+    rules: str | None,
+    prompt: str,
+    agent: str | None,
+    model: str | None,
+    wait: bool,
+    harness: str = "standard",
+) -> int:
     run = open_project(path, rules)
     texts = SessionTexts(run)
+    harnesses = [text(name) for name in run.output("HARNESSES")]
+    if harness not in harnesses:
+        raise UsageError(f"unknown harness `{printable(harness)}`; harnesses: {', '.join(harnesses)}")
     if model is not None and not run.call("session_model_ok", model):
         raise UsageError(texts.message("model_format", detail=printable(model)))
-    request = _request(run, rules, texts, prompt, agent or texts.session_agent, model)
+    request = _request(run, rules, texts, prompt, agent or texts.session_agent, model, harness)
     return _turn(request, texts, wait)
 
 
@@ -57,16 +69,26 @@ def sessions_prompt(session_id: str, path: str, rules: str | None, prompt: str, 
     if current_status(record) == "running":
         raise UsageError(texts.message("turn_running", id=record["id"]))
     model = record.get("model")
-    request = _request(run, rules, texts, prompt, str(record["agent"]), model if isinstance(model, str) else None)
+    harness = str(record.get("harness") or "standard")
+    request = _request(
+        run, rules, texts, prompt, str(record["agent"]), model if isinstance(model, str) else None, harness
+    )
     return _turn(replace(request, session_id=str(record["id"])), texts, wait)
 
 
 def _request(
-    run: ProjectRun, rules: str | None, texts: SessionTexts, prompt: str, agent: str, model: str | None
+    run: ProjectRun, rules: str | None, texts: SessionTexts, prompt: str, agent: str, model: str | None, harness: str
 ) -> SessionRequest:
-    opencode = find_opencode()
-    if opencode is None:
-        raise UsageError(texts.message("opencode_missing"))
+    if harness == run.output("DEFAULT_HARNESS"):
+        opencode = find_opencode()
+        if opencode is None:
+            raise UsageError(texts.message("opencode_missing"))
+    else:  # a harness whose turn loop runs in the daemon: no opencode, an agent of the manifest's
+        opencode = ""
+        agents = [text(name) for name in run.output("agent_names")]
+        if agent != texts.session_agent and agent not in agents:
+            detail = ", ".join([texts.session_agent, *agents])
+            raise UsageError(texts.message("unknown_session_agent", agent=printable(agent), detail=detail))
     return SessionRequest(
         repo_root=run.repo.root,
         manifest=os.path.join(run.repo.root, run.manifest),
@@ -76,6 +98,7 @@ def _request(
         model=model,
         opencode=opencode,
         bun=bun(run),
+        harness=harness,
     )
 
 
@@ -90,11 +113,21 @@ def _turn(request: SessionRequest, texts: SessionTexts, wait: bool) -> int:
         sys.stdout.flush()
 
     try:
-        outcome = run_session(request, texts, announce)
+        outcome = run_turn(request, texts, announce)
     except SessionRefused as refusal:
         sys.stderr.write(f"beeuni: {refusal}\n")
         return refusal.status
     return _report(outcome, announced[0] if announced else "", texts)
+
+
+def run_turn(request: SessionRequest, texts: SessionTexts, announce: Callable[[str], None]) -> Outcome:
+    """One turn on the request's harness: opencode's (``session_runner``), or the daemon's own
+    turn loop (``experimental_runner``)."""
+    if request.opencode:
+        return run_session(request, texts, announce)
+    from .experimental_runner import run_experimental
+
+    return run_experimental(request, texts, announce)
 
 
 def sessions_converge(session_id: str, path: str, rules: str | None, release: str | None) -> int:
@@ -183,7 +216,7 @@ def run_detached() -> None:
 
     try:
         texts = SessionTexts(rules_only(request.rules))
-        outcome = run_session(request, texts, announce)
+        outcome = run_turn(request, texts, announce)
     except SessionRefused as refusal:
         sys.stderr.write(f"beeuni: {refusal}\n")
         sys.exit(refusal.status)

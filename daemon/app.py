@@ -34,6 +34,7 @@ from .messages import say
 from .openapi import openapi_document
 from .output import SpillFolder, limit_output
 from .peer import process_at
+from .refusals import Refusals
 from .session import CallRefused, Session
 
 LOOK_UP_INTERVAL = 1.0  # seconds between two look-ups of a refused caller's process
@@ -44,8 +45,7 @@ class TooLarge(Exception):
     pass
 
 
-def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> FastAPI:
-    spill = SpillFolder(spill_dir)
+def create_app(session: Session, token: str, max_body: int, spill: SpillFolder, refusals: Refusals) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -104,8 +104,11 @@ def create_app(session: Session, token: str, max_body: int, spill_dir: str) -> F
 
     async def unauthorized(request: Request) -> NoReturn:
         """Refuse (401), with a log line saying who tried: its process, looked up at most once a second
-        (a flood of refusals costs one scan of /proc a second, not one each)."""
+        (a flood of refusals costs one scan of /proc a second, not one each); past the refusals'
+        rate limit, counted without a line (``refusals.py``)."""
         nonlocal last_look_up
+        if not refusals.admit(message("without_token")):
+            raise CallRefused(401, message("unauthorized"))
         claimed = request.headers.get("x-beeuni-agent")
         detail = f"{request.method} {request.url.path}" + (f" as agent {claimed[:MAX_HEADER]}" if claimed else "")
         client, server = request.client, request.scope.get("server")

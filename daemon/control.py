@@ -12,6 +12,14 @@ JSON object a line, the daemon answers with events, one JSON object a line:
                                                    experimental runtime, the standard harness's
                                                    opencode), sent once no call is running
 
+On the experimental harness, whose turn loop runs in the daemon (``turns/``), the starter also
+drives the turns, one at a time (a convergence may be asked meanwhile):
+
+    → {"op": "turn", "agent": A, "prompt": TEXT, "model": {provider, model, api, base_url,
+       api_key, key_variable}, "history": [...]}  history: the last turn_end's, or [] for the first
+    ← {"event": "tool", "agent", "tool", "ok"}     each call, as it ends
+    ← {"event": "turn_end", "status": "completed" | "error", "answer", "error", "history", "messages"}
+
 A request that is not one of these gets ``{"event": "error", "error"}``. When the starter closes
 its end, nothing can converge the session any more; it goes on serving what it serves.
 """
@@ -22,22 +30,25 @@ import asyncio
 import contextlib
 import json
 import socket
+from dataclasses import asdict
 from typing import Any
 
 from ..engine.lang import RulesError
 from ..engine.release.snapshot import ReleaseError
 from .log import write as log_line
 from .messages import say
+from .output import SpillFolder
 from .session import Session, StartRefused
 
-#: bytes of one request line from the starter
-MAX_REQUEST = 64 * 1024
+#: bytes of one request line from the starter (a turn's carries the conversation so far)
+MAX_REQUEST = 256 * 1024 * 1024
 
 
-async def serve_starter(connection: socket.socket, session: Session) -> None:
+async def serve_starter(connection: socket.socket, session: Session, spill: SpillFolder) -> None:
     """Answer the starter's requests until it closes its end."""
     reader, writer = await asyncio.open_connection(sock=connection, limit=MAX_REQUEST)
     restarts: set[asyncio.Task[None]] = set()
+    turn: asyncio.Task[None] | None = None
     try:
         while True:
             try:
@@ -50,6 +61,12 @@ async def serve_starter(connection: socket.socket, session: Session) -> None:
                 request = json.loads(line)
             except ValueError:
                 request = None
+            if isinstance(request, dict) and request.get("op") == "turn":
+                if turn is not None and not turn.done():
+                    _send(writer, {"event": "error", "error": "a turn is running: one turn at a time"})
+                    continue
+                turn = asyncio.create_task(_turn(session, spill, writer, request))
+                continue
             if not isinstance(request, dict) or request.get("op") != "converge":
                 _send(writer, {"event": "error", "error": 'expected {"op": "converge", "release": REV}'})
                 continue
@@ -66,7 +83,35 @@ async def serve_starter(connection: socket.socket, session: Session) -> None:
     finally:
         for task in restarts:
             task.cancel()
+        if turn is not None:
+            turn.cancel()
         writer.close()
+
+
+async def _turn(session: Session, spill: SpillFolder, writer: asyncio.StreamWriter, request: dict[str, Any]) -> None:
+    """Run one turn the starter asked for; its events, then its end, on the channel."""
+    from .turns.loop import TurnLoop
+    from .turns.model import ModelChoice, UnknownApi
+
+    assert session.current is not None
+    agent, prompt = request.get("agent") or session.agent, request.get("prompt")
+    if not session.current.harness_modules:
+        _send(
+            writer,
+            {"event": "error", "error": f"the {session.harness} harness runs its turns itself, not in the daemon"},
+        )
+        return
+    if not isinstance(agent, str) or not isinstance(prompt, str):
+        _send(writer, {"event": "error", "error": "a turn needs an agent and a prompt, both strings"})
+        return
+    try:
+        choice = ModelChoice.of(request.get("model"))
+        loop = TurnLoop(session, spill, choice, lambda event: _send(writer, event))
+        end = await loop.turn(agent, prompt, request.get("history"))
+    except (ValueError, UnknownApi) as err:
+        _send(writer, {"event": "error", "error": f"model: {err}"})
+        return
+    _send(writer, {"event": "turn_end", **asdict(end)})
 
 
 async def converge(session: Session, release: str | None) -> dict[str, Any]:

@@ -30,6 +30,8 @@ class Generation:
     validators: dict[str, Validator]  # one per served tool: a module whose schema is invalid is not served
     argument_messages: dict[str, Any]
     view_outputs: dict[str, Validator]  # the overrides whose output a web UI view reads
+    harness_modules: dict[str, str]  # a harness tool run in the daemon -> its module's key in the host
+    harness_validators: dict[str, Validator]  # by that key: one per loaded module with a valid schema
     visible: dict[AgentKey, list[str]] = field(default_factory=dict)
     calls: int = 0  # calls running in this generation
 

@@ -21,6 +21,8 @@ import time
 VARIABLE = "BEEUNI_DAEMON_FD"
 #: bytes a connection document may have
 DOCUMENT_LIMIT = 64 * 1024
+#: bytes an event of the daemon may have (a turn's end carries the conversation)
+EVENT_LIMIT = 256 * 1024 * 1024
 
 
 class HandOff:
@@ -45,12 +47,12 @@ class HandOff:
         with self._kept:
             self._kept.sendall(document)
 
-    def receive(self, limit: float) -> bytes:
+    def receive(self, limit: float, size: int = DOCUMENT_LIMIT) -> bytes:
         """The line the child sent (a daemon: its connection document), or what it sent before it
         closed its end (nothing when it ended without sending); ``TimeoutError`` after ``limit``
         seconds. The socket stays open: a daemon's starter converges the session on it
         (``request``, ``event``)."""
-        line, self._received = read_line(self._kept, self._received, DOCUMENT_LIMIT, time.monotonic() + limit)
+        line, self._received = read_line(self._kept, self._received, size, time.monotonic() + limit)
         return line
 
     def request(self, message: dict[str, object]) -> None:
@@ -59,7 +61,7 @@ class HandOff:
 
     def event(self, limit: float) -> dict[str, object] | None:
         """The daemon's next event; None when it closed its end."""
-        line = self.receive(limit)
+        line = self.receive(limit, EVENT_LIMIT)
         return json.loads(line) if line else None
 
     def close(self) -> None:
@@ -73,7 +75,7 @@ def read_line(connection: socket.socket, received: bytes, size: int, deadline: f
     line), ``TimeoutError`` past ``deadline`` (``time.monotonic``). At its end, what it sent."""
     while b"\n" not in received and len(received) <= size:
         connection.settimeout(max(deadline - time.monotonic(), 0.001))
-        chunk = connection.recv(size)
+        chunk = connection.recv(min(size, 1 << 20))
         if not chunk:
             break
         received += chunk

@@ -17,7 +17,16 @@ head or body never ends (``timeout_keep_alive`` runs between requests only). So 
   whose ``Authorization`` is the token): one more closes the oldest of them. A connection that
   presented the token is never closed for another, so whatever a client without the token
   sends, it holds at most ``unproven`` connections, each at most a head's bytes, and the
-  harness keeps its way in.
+  harness keeps its way in;
+* bounds the requests a connection queues behind the one being answered (HTTP pipelining):
+  uvicorn pauses reading when one is queued but resumes at every answer and feeds the parser
+  a whole read (up to 256 KiB, thousands of small requests) at once, so a client that sends
+  without reading its answers grew the daemon by gigabytes. Here the parser is fed a head
+  ``STEP`` bytes at a time, and once ``MAX_PIPELINED`` requests wait, a connection without the
+  token is closed; one with the token is read no further — the rest of its read is held, at
+  most one read, and fed when an answer has gone out;
+* keeps no body of a connection that has not presented the token (the app refuses its requests
+  before it reads a body).
 
 A refused connection's answer is written, its sending side shut, and what the client still
 sends is read and dropped for ``LINGER`` seconds: closed at once, the unread bytes would make
@@ -36,6 +45,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .messages import say
@@ -43,6 +53,8 @@ from .messages import say
 MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
 MAX_HEADERS = 100  # headers of one request
 UNPROVEN_MAX = 256  # connections that have not presented the token
+MAX_PIPELINED = 8  # requests a connection may queue behind the one being answered
+STEP = 512  # bytes of a head fed to the parser at once: at most some 28 requests of 18 bytes
 LINGER = 2.0  # seconds a refused connection is read (and dropped) before it is closed
 DESCRIPTORS_WANTED = 65536  # the soft limit asked for when the hard one is unlimited
 
@@ -67,6 +79,19 @@ class Edges:
         self.unproven[connection] = None
 
 
+class HeldFlow(FlowControl):
+    """uvicorn's flow control of one connection, except that reading stays paused while the
+    connection holds bytes it has read but not parsed (its pipeline is full)."""
+
+    def __init__(self, transport: asyncio.Transport, connection: BoundedProtocol) -> None:
+        super().__init__(transport)
+        self.connection = connection
+
+    def resume_reading(self) -> None:
+        if not self.connection.held:
+            super().resume_reading()
+
+
 class BoundedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol within the ``edges`` of its daemon (``protocol_for``)."""
 
@@ -79,11 +104,14 @@ class BoundedProtocol(HttpToolsProtocol):
         self.header_count = 0
         self.refused = False  # answered by the edge: what still arrives is dropped
         self.deadline: asyncio.TimerHandle | None = None
+        self.held = b""  # read but not parsed: the requests queued on the connection are enough
+        self.body_left: int | None = None  # bytes of the current body still to come (None: chunked)
 
     # the connection -----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.flow = HeldFlow(transport, self)
         self.edges.admit(self)
         self._arm()
 
@@ -97,19 +125,39 @@ class BoundedProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        """Feed the parser, but never more than ``MAX_HEAD`` bytes of one head."""
+        if self.held:  # read while paused (a transport may hand over what it had): held too
+            self.held += data
+            return
+        self._feed(data)
+
+    def _feed(self, received: bytes) -> None:
+        """Feed the parser: never more than ``MAX_HEAD`` bytes of one head, a head ``STEP`` bytes
+        at a time; what follows once ``MAX_PIPELINED`` requests are queued is held, unread."""
+        data = memoryview(received)
         while data and not self.refused and not self.transport.is_closing():
-            room = MAX_HEAD - self.head_bytes
-            if not self.in_head or len(data) <= room:
-                self.head_bytes += len(data) if self.in_head else 0
-                super().data_received(data)
-                return
-            if room == 0:
-                self._refuse(431, "headers_too_large", detail=str(MAX_HEADERS), size=str(MAX_HEAD))
-                return
-            self.head_bytes = MAX_HEAD
-            super().data_received(data[:room])
-            data = data[room:]
+            if self.in_head:
+                if self.head_bytes >= MAX_HEAD:
+                    self._refuse(431, "headers_too_large", detail=str(MAX_HEADERS), size=str(MAX_HEAD))
+                    return
+                if len(self.pipeline) >= MAX_PIPELINED:
+                    self.held = bytes(data)
+                    self.flow.pause_reading()
+                    return
+                step = min(MAX_HEAD - self.head_bytes, STEP)
+                self.head_bytes += min(step, len(data))
+            else:  # a body: its declared length at once (the harness's bodies), a chunked one by steps
+                step = self.body_left or STEP
+            super().data_received(received if len(data) == len(received) <= step else bytes(data[:step]))
+            data = data[step:]
+
+    def on_response_complete(self) -> None:
+        """An answer went out: the next queued request starts (uvicorn), and what was held is fed."""
+        super().on_response_complete()
+        if self.held and not self.transport.is_closing():
+            data, self.held = self.held, b""
+            self._feed(data)
+            if not self.held:
+                self.flow.resume_reading()
 
     # the parser's callbacks ---------------------------------------------------------------
 
@@ -136,11 +184,21 @@ class BoundedProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         if self.refused:
             return
+        if len(self.pipeline) >= MAX_PIPELINED and self in self.edges.unproven:
+            self.refused = True  # no answer can go out before those under way: closed
+            self.transport.close()
+            return
         self.in_head, self.head_bytes = False, 0
+        self.body_left = _declared_length(self.headers)
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
-        if not self.refused:
+        """A body is kept for the app only on a connection that presented the token: without it
+        the app answers 401 before it reads a body, so none is kept (uvicorn would keep a read's
+        worth, up to 256 KiB, for each such connection until it closes)."""
+        if self.body_left is not None:
+            self.body_left -= len(body)
+        if not self.refused and self not in self.edges.unproven:
             super().on_body(body)
 
     def on_message_complete(self) -> None:
@@ -169,6 +227,8 @@ class BoundedProtocol(HttpToolsProtocol):
         """Answer ``status`` with the rules' text ``key``, unless an answer is already under way on
         this connection (then it is only closed); read and drop what follows, then close."""
         self.refused = True
+        self.held = b""  # what follows is read and dropped
+        self.flow.resume_reading()
         self._disarm()
         if self.in_head:  # an answer under way is the request's before, on this connection
             answerable = self.cycle is None or self.cycle.response_complete
@@ -184,6 +244,17 @@ class BoundedProtocol(HttpToolsProtocol):
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.deadline = self.loop.call_later(LINGER, self.transport.close)
+
+
+def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The body's length a head declares: its Content-Length, 0 without one, None when chunked."""
+    length = 0
+    for name, value in headers:
+        if name == b"transfer-encoding":
+            return None
+        if name == b"content-length" and value.isdigit():
+            length = int(value)
+    return length
 
 
 def protocol_for(edges: Edges) -> type[BoundedProtocol]:

@@ -106,7 +106,7 @@ SCHEMAS: dict[str, Any] = {
 
 
 def openapi_document(loaded: Generation, max_body: int) -> dict[str, Any]:
-    served = sorted(loaded.host.loaded)
+    served = sorted(name for name in loaded.host.loaded if name not in loaded.harness_validators)
     name = {
         "name": "name",
         "in": "path",

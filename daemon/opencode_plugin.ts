@@ -11,6 +11,10 @@
 import { closeSync, readFileSync } from 'node:fs'
 
 const WITHOUT_CONNECTION = '__BEEUNI_WITHOUT_CONNECTION__'
+// zod, bundled into one file of beeuni's own install that imports nothing (`plugin_zod.js`): by
+// its absolute path, so that no folder this plugin lies in or above (TMPDIR's node_modules, say,
+// which any user can make) can answer the import
+const ZOD = '__BEEUNI_ZOD__'
 
 type Connection = { url: string; token: string }
 
@@ -56,9 +60,9 @@ type Schema = { properties?: Record<string, object>; required?: string[] }
 // metadata (`.meta()`) into its output and adds nothing for z.any(): so each property is z.any()
 // with its own JSON Schema as metadata, optional unless required. The required ones come first,
 // in the module's order, so that opencode's `required` is the module's. (What this path cannot
-// carry — a top-level keyword, a property's `id` — the daemon logs at load.) Without zod (the
-// plugin package opencode installs into .opencode/ is missing) opencode takes plain JSON Schema
-// properties as they are, but marks every one required.
+// carry — a top-level keyword, a property's `id` — the daemon logs at load.) Without zod (beeuni's
+// bundled copy is missing) opencode takes plain JSON Schema properties as they are, but marks every
+// one required.
 function argsOf(z: any, parameters: Schema): Record<string, unknown> {
   const properties = parameters.properties ?? {}
   const required = (parameters.required ?? []).filter((name) => Object.hasOwn(properties, name))
@@ -114,7 +118,7 @@ export const BeeuniTools = async () => {
   const auth = { authorization: `Bearer ${connection.token}` }
   let z: any = null
   try {
-    z = (await import('@opencode-ai/plugin')).tool.schema
+    z = (await import(ZOD)).z
   } catch {}
   // without zod the schemas cannot be carried exactly: the daemon logs it once, with what to do
   const listing = `${connection.url}/beeuni/tools?all=true${z ? '' : '&without_zod=true'}`

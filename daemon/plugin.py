@@ -2,7 +2,9 @@
 
 The plugin (``opencode_plugin.ts``) reads the daemon's URL and token from the socket opencode's
 starter handed it (``handoff.py``) when it loads, registers each served tool through the plugin's
-``tool`` hook, and forwards each call with its abort signal.
+``tool`` hook, and forwards each call with its abort signal. The one module it imports besides
+Bun's own is zod, from beeuni's install by its absolute path (``ZOD``): nothing it imports
+resolves from a folder another process could write.
 
 It runs inside opencode, beside the token, so it is written where no agent of the session and no
 tool module can write: ``opencode/plugin/`` of the daemon's private folder (``private.py``), or
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
     from ..engine.paths import Repository
 
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opencode_plugin.ts")
+#: zod for the plugin, bundled into one file that imports nothing (``make plugin-zod``): the plugin
+#: imports it by this absolute path, so that no ``node_modules`` beside or above the folder opencode
+#: loads the plugin from (TMPDIR's, which any local user can make) answers its import
+ZOD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugin_zod.js")
 PLUGIN_FOLDER = "plugin"
 PLUGIN_NAME = "beeuni-tools.ts"
 
@@ -49,6 +55,7 @@ def write_plugin(repo: Repository, opencode_dir: str, without_connection: str) -
         raise PluginRefused("plugin_in_repository", opencode_dir)
     with open(TEMPLATE, encoding="utf-8") as handle:
         source = handle.read().replace("'__BEEUNI_WITHOUT_CONNECTION__'", json.dumps(without_connection))
+    source = source.replace("'__BEEUNI_ZOD__'", json.dumps(ZOD))
     data = source.encode()
     path = os.path.join(folder, PLUGIN_FOLDER, PLUGIN_NAME)
     write_file_atomically(path, data, mode=0o600)

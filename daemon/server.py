@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
 import os
 import secrets
 import socket
@@ -23,8 +24,10 @@ from .http_edges import Edges, protocol_for, unproven_bound
 from .log import log
 from .log import write as log_line
 from .messages import rules_texts, say
+from .output import SpillFolder
 from .plugin import PluginRefused, write_plugin
 from .ptrace_guard import memory_unguarded
+from .refusals import BURST, RefusalFilter, Refusals
 from .session import Session, StartRefused
 
 
@@ -97,7 +100,19 @@ def serve(
                 log_line(say(messages, refusal.args[0], detail=refusal.args[1]) + "\n")
                 return await _stop(session, starter, 2)
         # the app makes its spill folder before a client can call
-        app = create_app(session, token, max_body, spill_dir or os.path.join(session.private.path, "spill"))
+        spill = SpillFolder(spill_dir or os.path.join(session.private.path, "spill"))
+        refusals = Refusals(
+            log_line,
+            lambda kind, count, seconds: say(
+                session.messages(),
+                "refusals_counted",
+                detail=kind,
+                count=str(count),
+                seconds=f"{seconds:g}",
+                lines=str(BURST),
+            ),
+        )
+        app = create_app(session, token, max_body, spill, refusals)
         document = {
             "url": url,
             "token": token,
@@ -114,13 +129,14 @@ def serve(
             log_line(say(messages, "starter_gone") + "\n")
             return await _stop(session, starter, 1)
         log_line(f"beeuni daemon: serving {url} ({harness} harness); its connection went to its starter\n")
-        control = asyncio.create_task(serve_starter(starter, session))
+        control = asyncio.create_task(serve_starter(starter, session, spill))
         # A command runs without the cyclic collector (cli/main.py); the daemon runs for the session,
         # so it collects — but never walks what the start built (the tool set, the rules), which lives on.
         gc.freeze()
         gc.enable()
         edges = Edges(token, session.messages, read_timeout, unproven_bound())
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges))
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges), ws="none")
+        logging.getLogger("uvicorn.error").addFilter(RefusalFilter(refusals))  # after the Config set logging up
         try:
             await uvicorn.Server(config).serve(sockets=[listener])
         finally:

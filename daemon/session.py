@@ -20,8 +20,10 @@ module only looks things up in it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from ..engine.paths import Repository, git_top
@@ -233,6 +235,8 @@ class Session:
         modules = self._modules(resolved, snapshot)
         not_released = self._not_released(resolved, run, snapshot, modules)
         loadable = {name: path for name, path in modules.items() if name not in not_released}
+        harness_modules = self._harness_modules(run, snapshot)
+        loadable.update((key, path) for key, path in harness_modules.values())
         self._make_tool_folders(resolved, run)
         confinement = confinement_for(
             self.bun,
@@ -248,7 +252,13 @@ class Session:
             self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
         )
         await host.start(self.timeout)
-        validators, failed = self._validators(resolved, host.loaded)
+        harness_keys = {key: tool for tool, (key, _) in harness_modules.items()}
+        served = {name: tool for name, tool in host.loaded.items() if name not in harness_keys}
+        validators, failed = self._validators(resolved, served)
+        harness_validators, harness_failed = self._validators(
+            resolved, {key: tool for key, tool in host.loaded.items() if key in harness_keys}
+        )
+        failed.update(harness_failed)
         failed.update(not_released)
         failed.update(_shown(host.failed, snapshot))
         if failed:
@@ -267,7 +277,23 @@ class Session:
             validators,
             run.output("ARGUMENT_MESSAGES"),
             self._view_outputs(resolved, run, validators),
+            {tool: key for tool, (key, _) in harness_modules.items()},
+            harness_validators,
         )
+
+    def _harness_modules(self, run: ProjectRun, snapshot: Snapshot | None) -> dict[str, tuple[str, str]]:
+        """The modules of this harness's own tools that run in the daemon (the rules'
+        ``HARNESS_MODULES``; none for a harness whose tools are its own, or for one tool's
+        call): each tool's key in the module host and the module's absolute path. The key is no
+        tool name (it holds a `/`), so a harness tool's module never stands for a served tool."""
+        if self.only is not None or "HARNESS_MODULES" not in run.program["lets"]:
+            return {}
+        rules = rules_folder(self._rules_of(snapshot))[0]
+        return {
+            entry["tool"]: (f"{self.harness}/{entry['tool']}", os.path.abspath(os.path.join(rules, entry["module"])))
+            for entry in run.output("HARNESS_MODULES")
+            if entry["harness"] == self.harness
+        }
 
     def _protected(self, run: ProjectRun) -> list[str]:
         """What no module may write though it lies in the working tree: git's folder (its hooks
@@ -445,13 +471,20 @@ class Session:
         return {"name": tool, **self.current.host.loaded[tool]}
 
     async def call(self, tool: str, args: Any, agent: str | None, parent: str | None) -> CallOutcome:
+        async with self._running() as generation:
+            return await self._call(generation, tool, args, agent or self.agent, parent)
+
+    @contextlib.asynccontextmanager
+    async def _running(self) -> AsyncIterator[Generation]:
+        """The generation served now, for one call: the call runs wholly in it, whatever
+        converges meanwhile, and it is retired after its last call once another is served."""
         generation = self.current
         assert generation is not None
-        generation.calls += 1  # the call runs wholly in this generation, whatever converges meanwhile
+        generation.calls += 1
         self._calls += 1
         self._idle.clear()
         try:
-            return await self._call(generation, tool, args, agent or self.agent, parent)
+            yield generation
         finally:
             generation.calls -= 1
             self._calls -= 1
@@ -481,6 +514,22 @@ class Session:
         elif outcome.ok and tool in generation.view_outputs and tool not in self._view_misfits:
             self._check_view_output(generation, tool, outcome.output)
         return outcome
+
+    async def call_harness_tool(self, tool: str, module: str, args: Any, agent: str) -> CallOutcome:
+        """Run the harness's own ``tool`` (its module host key ``module``) for ``agent``, as a
+        served tool's call runs: in the generation it starts in, its arguments checked against
+        the module's schema, in the same box — with no secrets (the model's commands get none)."""
+        async with self._running() as generation:
+            messages = generation.resolved.messages
+            if module not in generation.harness_validators:
+                raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=agent))
+            if not isinstance(args, dict):
+                raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=agent))
+            problem = argument_problem(generation.harness_validators[module], args, generation.argument_messages)
+            if problem is not None:
+                raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=agent, detail=problem))
+            owner = _declared(generation, agent)
+            return await generation.host.call(module, args, {}, self.repo.root, self.timeout, owner)
 
     def arguments(self, body: bytes, tool: str) -> Any:
         """A call's arguments from its body (none: ``{}``), or ``CallRefused`` (400) for a body

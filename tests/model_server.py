@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,9 +58,12 @@ def say(text: str) -> Turn:
 
 @dataclass
 class Request:
-    """One chat-completions request as the harness sent it."""
+    """One chat-completions request as the harness sent it; when it arrived and when its answer
+    was sent (``time.monotonic``, for benchmarks: tests assert no timings)."""
 
     body: dict[str, Any]
+    received: float = field(default_factory=time.monotonic)
+    answered: float = 0.0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -198,6 +202,7 @@ class _Handler(JSONHandler):
         chunks = list(_chunks(key, request.turn(), turn))
         if not body.get("stream"):
             self._json(200, _completion(chunks))
+            request.answered = time.monotonic()
             return
         data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
         self.send_response(200)
@@ -206,6 +211,7 @@ class _Handler(JSONHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        request.answered = time.monotonic()
 
 
 def _completion(chunks: list[dict[str, Any]]) -> dict[str, Any]:

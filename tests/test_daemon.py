@@ -433,9 +433,11 @@ def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_t
         assert "hidden" not in listing(everything=False) and "permission" not in listing(everything=False)
 
 
-def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> None:
-    """Where opencode could not install @opencode-ai/plugin (offline), the plugin cannot carry the
-    schemas exactly; it says so when it lists the tools, and the daemon logs it once."""
+def test_the_plugin_finds_zod_offline_and_a_plugin_without_it_is_logged_once(tmp_path: Path) -> None:
+    """The plugin takes zod from beeuni's install by its path: loaded by plain Bun, offline, with no
+    @opencode-ai/plugin anywhere, it still carries the schemas (it never says it lacks zod). A
+    plugin that lacks it (beeuni's bundled file gone) says so when it lists the tools, and the
+    daemon logs it once."""
     project = tmp_path / "project"
     (project / "tools").mkdir(parents=True)
     (project / "tools" / "echo.ts").write_text(
@@ -448,15 +450,20 @@ def test_a_plugin_without_zod_is_logged_once_with_what_to_do(tmp_path: Path) -> 
         "const hooks = await plugin.BeeuniTools()\n"
         "console.log(JSON.stringify(Object.keys(hooks.tool)))\n"
     )
+    line = "[tools] the standard harness's plugin found no zod"
     with running_daemon(project, tmp_path) as daemon:
         plugin = Path(daemon.document["plugin"])
         assert not plugin.is_relative_to(project)  # where no agent and no module can write
+        command = [str(BUN), "--no-install", str(loader), str(plugin)]  # offline
+        loaded = run_harness(command, daemon)
+        assert loaded.returncode == 0, loaded.stderr
+        assert json.loads(loaded.stdout) == ["echo"]
+        assert line not in daemon.log()
         for _ in range(2):
-            command = [str(BUN), "--no-install", str(loader), str(plugin)]  # offline, as where the install failed
-            loaded = run_harness(command, daemon)
-            assert loaded.returncode == 0, loaded.stderr
-            assert json.loads(loaded.stdout) == ["echo"]
-        line = "[tools] the standard harness's plugin found no @opencode-ai/plugin"
+            listed = httpx.get(
+                f"{daemon.url}/beeuni/tools?all=true&without_zod=true", headers=daemon.headers(), timeout=30
+            )
+            assert listed.status_code == 200
         wait_until(lambda: line in daemon.log(), "the daemon to log it")
         assert daemon.log().count(line) == 1
-        assert "run `bun add @opencode-ai/plugin` in opencode's configuration folder" in daemon.log()
+        assert "reinstall beeuni and restart the session" in daemon.log()

@@ -14,6 +14,7 @@ import select
 import shutil
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import BEEUNI, ROOT
-from daemon_helpers import BUN, Daemon, daemon_refused, running_daemon
+from daemon_helpers import BUN, Daemon, daemon_refused, running_daemon, wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -577,3 +578,220 @@ def test_refused_calls_do_not_grow_the_daemon(daemon: Daemon) -> None:
     before = resident_mib(daemon.process.pid)
     refuse_many(2000)
     assert resident_mib(daemon.process.pid) - before < 8
+
+
+# pipelined requests and refusals: bounded before the token -----------------------------------
+
+#: how much the daemon may grow under the floods below (the attack seen grew it by 1.6 GiB)
+FLOOD_GROWTH_MIB = 32
+
+
+def pipeline(daemon: Daemon, connection: socket.socket, request: bytes, limit: int) -> int:
+    """Send ``request`` again and again on ``connection`` without reading an answer, until
+    ``limit`` bytes are sent, the daemon closes the connection, or it reads no more (nothing
+    sent for 5 s: a wait, not a measurement); the bytes sent."""
+    connection.setblocking(False)
+    batch = memoryview(request * (65536 // len(request)))
+    view, sent = batch, 0
+    while sent < limit:
+        if not select.select([], [connection], [], 5)[1]:
+            break
+        try:
+            count = connection.send(view)
+        except OSError:  # closed by the daemon
+            break
+        sent += count
+        view = view[count:] or batch
+    return sent
+
+
+def test_pipelined_requests_without_the_token_do_not_grow_the_daemon(project: Path, tmp_path: Path) -> None:
+    """Token-less requests pipelined on a connection whose client never reads an answer (a module
+    finds the port in /proc/net/tcp): each connection is closed once MAX_PIPELINED wait, and the
+    attacker's 300 connections and their gigabyte grow the daemon by at most FLOOD_GROWTH_MIB."""
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        host = daemon.url.removeprefix("http://")
+        request = f"GET /beeuni/tools HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+        assert post(daemon, b"{}").status_code == 200
+        before = resident_mib(daemon.process.pid)
+        sent = 0
+        for _ in range(300):
+            with connect(daemon) as connection:
+                sent += pipeline(daemon, connection, request, 4 * 1024 * 1024)
+        after = resident_mib(daemon.process.pid)
+        print(f"pipelined without the token: {sent / 2**20:.0f} MiB sent, RSS {before:.1f} -> {after:.1f} MiB")
+        assert after - before < FLOOD_GROWTH_MIB
+        assert post(daemon, b"{}").status_code == 200
+
+
+#: a tool module that finds the daemon's listener in /proc/self/net/tcp and floods it with token-less
+#: requests pipelined on 100 connections, never reading an answer (only the port it is given: on a
+#: shared machine the table lists other daemons too)
+FLOOD = """import { readFileSync } from 'node:fs'
+import net from 'node:net'
+export default {
+  description: 'Floods the loopback listeners with pipelined requests.',
+  parameters: { type: 'object', properties: { port: { type: 'integer' } }, required: ['port'] },
+  async execute(args) {
+    const ports = readFileSync('/proc/self/net/tcp', 'utf8').split('\\n').slice(1)
+      .map((line) => line.trim().split(/\\s+/))
+      .filter((fields) => fields[3] === '0A' && fields[1]?.startsWith('0100007F:'))
+      .map((fields) => parseInt(fields[1].split(':')[1], 16))
+      .filter((port) => port === args.port)
+    let sent = 0, connections = 0
+    for (const port of ports) for (let i = 0; i < 100; i++) {
+      connections++
+      sent += await new Promise((resolve) => {
+        const blob = Buffer.from(`GET /beeuni/tools HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\n\\r\\n`.repeat(2000))
+        let written = 0
+        const socket = net.connect(port, '127.0.0.1')
+        const done = () => { clearTimeout(stalled); socket.destroy(); resolve(written) }
+        const stalled = setTimeout(done, 5000)  // not read any more and not closed: the next one
+        const pump = () => {
+          while (written < 4 * 2 ** 20) { written += blob.length; if (!socket.write(blob)) return }
+          done()
+        }
+        socket.on('connect', pump).on('drain', pump).on('error', done).on('close', done)
+      })
+    }
+    return { ports: ports.length, connections, sent }
+  },
+}
+"""
+
+
+def test_a_module_flooding_the_daemon_it_finds_does_not_grow_it(tmp_path: Path) -> None:
+    """The attack as a module makes it, from its box: the daemon's port from /proc/self/net/tcp,
+    pipelined requests without the token on 100 connections, no answer read."""
+    folder = tmp_path / "project"
+    (folder / "tools").mkdir(parents=True)
+    (folder / "tools" / "flood.ts").write_text(FLOOD)
+    (folder / "beeuni.yaml").write_text("tools:\n  flood: tools/flood.ts\nagents:\n  alice:\n    tools: [flood]\n")
+    with running_daemon(folder, tmp_path, "--harness", "experimental", "--timeout", "600") as daemon:
+        before = resident_mib(daemon.process.pid)
+        answer = daemon.call("flood", {"port": int(daemon.url.rsplit(":", 1)[1])}, agent="alice")
+        after = resident_mib(daemon.process.pid)
+        assert answer.status_code == 200, answer.text
+        flooded = json.loads(answer.json()["output"])
+        print(f"a module's flood: {flooded}, RSS {before:.1f} -> {after:.1f} MiB")
+        assert flooded["ports"] == 1 and flooded["connections"] == 100 and flooded["sent"] > 64 * 2**20
+        assert after - before < FLOOD_GROWTH_MIB
+        assert "flood" in daemon.tools("alice")  # the daemon answers on
+
+
+def test_pipelined_requests_with_the_token_are_read_no_further_until_answers_are_taken(
+    project: Path, tmp_path: Path
+) -> None:
+    """With the token, a connection pipelining without reading is not closed: the daemon stops
+    reading it (what it read is held, one read at most) and goes on once the client reads its
+    answers, every one in order."""
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        request = head(daemon, tool="echo")
+        before = resident_mib(daemon.process.pid)
+        with connect(daemon) as connection:
+            sent = pipeline(daemon, connection, request + b"{}", 256 * 1024 * 1024)
+            after = resident_mib(daemon.process.pid)
+            print(f"pipelined with the token: {sent / 2**20:.1f} MiB sent, RSS {before:.1f} -> {after:.1f} MiB")
+            assert sent < 256 * 1024 * 1024  # the daemon stopped reading long before
+            assert after - before < FLOOD_GROWTH_MIB
+            connection.setblocking(True)
+            connection.settimeout(60)
+            answers = connection.makefile("rb")
+            for _ in range(200):  # the answers come, in order, as they are read
+                status, body = next_answer(answers)
+                assert status == 200 and json.loads(body["output"]) == {"args": {}, "env": {}}
+        assert post(daemon, b"{}").status_code == 200
+
+
+def next_answer(answers: Any) -> tuple[int, Any]:
+    """The status and JSON body of the next answer on a connection's buffered reader."""
+    status = int(answers.readline().split()[1])
+    length = 0
+    while (line := answers.readline()) not in (b"\r\n", b""):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    return status, json.loads(answers.read(length))
+
+
+def test_pipelined_bodies_chunked_or_declared_are_each_answered_in_order(daemon: Daemon) -> None:
+    """Sixty requests with the token, sent at once on one connection before any answer is read:
+    the edge feeds their heads in steps and holds what follows the eighth queued one, and each
+    body — chunked or of a declared length — reaches its own call."""
+    host = daemon.url.removeprefix("http://")
+    requests = b""
+    for n in range(60):
+        body = json.dumps({"n": n, "pad": "x" * 3000}).encode()
+        fields = f"POST /beeuni/tools/echo HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {daemon.token}\r\n"
+        if n % 2:
+            chunks = [body[i : i + 700] for i in range(0, len(body), 700)]
+            framed = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
+            requests += f"{fields}Transfer-Encoding: chunked\r\n\r\n".encode() + framed
+        else:
+            requests += f"{fields}Content-Length: {len(body)}\r\n\r\n".encode() + body
+    with connect(daemon) as connection:
+        connection.sendall(requests)
+        answers = connection.makefile("rb")
+        for n in range(60):
+            status, answer = next_answer(answers)
+            assert status == 200 and json.loads(answer["output"])["args"] == {"n": n, "pad": "x" * 3000}
+
+
+def test_bodies_without_the_token_are_not_kept(project: Path, tmp_path: Path) -> None:
+    """200 connections without the token, each sending a megabyte of a body it declares 64 MiB
+    long and staying open: the daemon keeps none of it (the app refuses before it reads a body)."""
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon, contextlib.ExitStack() as stack:
+        host = daemon.url.removeprefix("http://")
+        request = f"POST /beeuni/tools/count HTTP/1.1\r\nHost: {host}\r\nContent-Length: {64 * 2**20}\r\n\r\n"
+        before = resident_mib(daemon.process.pid)
+        for _ in range(200):
+            connection = stack.enter_context(connect(daemon))
+            connection.sendall(request.encode())
+            pipeline(daemon, connection, b"x" * 65536, 2**20)
+        after = resident_mib(daemon.process.pid)
+        print(f"bodies without the token: RSS {before:.1f} -> {after:.1f} MiB")
+        assert after - before < FLOOD_GROWTH_MIB / 2
+        assert post(daemon, b"{}").status_code == 200
+
+
+REFUSALS_COUNTED = re.compile(r"^\[daemon\] (\d+) more refusals in the last (\d+) s were counted, not logged .*: (.*)$")
+
+
+def refusal_lines(daemon: Daemon, kind: str, line_start: str) -> tuple[int, int, int]:
+    """Of the daemon's log: the refusal lines of a kind, the summary lines of that kind, and the
+    refusals they count."""
+    logged = summaries = counted = 0
+    for line in daemon.log().splitlines():
+        found = REFUSALS_COUNTED.match(line)
+        if found and found[3] == kind:
+            summaries, counted = summaries + 1, counted + int(found[1])
+        elif line.startswith(line_start):
+            logged += 1
+    return logged, summaries, counted
+
+
+def test_refusals_grow_the_log_by_a_bounded_number_of_lines_and_each_is_counted(project: Path, tmp_path: Path) -> None:
+    """3,000 calls without the token and 300 requests uvicorn cannot parse: at most BURST lines
+    of each kind a WINDOW are logged, the others counted in one line when their window ends —
+    every refusal is logged or counted."""
+    from beeuni.daemon.refusals import BURST, WINDOW
+
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        started = time.monotonic()
+        with httpx.Client(timeout=60) as client:
+            for _ in range(3000):
+                assert client.post(f"{daemon.url}/beeuni/tools/count", content=b"{}").status_code == 401
+        for _ in range(300):
+            with connect(daemon) as connection:
+                connection.sendall(b"NOT HTTP\r\n\r\n")
+                assert connection.recv(65536).startswith(b"HTTP/1.1 400 ")
+        windows = (time.monotonic() - started) // WINDOW + 2  # the windows the floods fell in, at most
+        without_token = ("requests without the daemon's token", "[daemon] refused POST /beeuni/tools/count")
+        invalid = ("Invalid HTTP request received.", "WARNING:  Invalid HTTP request received.")
+        wait_until(lambda: sum(refusal_lines(daemon, *without_token)[::2]) == 3000, "the refusals' summary")
+        wait_until(lambda: sum(refusal_lines(daemon, *invalid)[::2]) == 300, "the invalid requests' summary")
+        for kind, total in ((without_token, 3000), (invalid, 300)):
+            logged, summaries, _ = refusal_lines(daemon, *kind)
+            print(f"{kind[0]}: {logged} lines and {summaries} summaries for {total}")
+            assert logged <= BURST * windows and 1 <= summaries <= windows
+        assert len(daemon.log().splitlines()) < 100

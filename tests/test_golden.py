@@ -3,7 +3,8 @@
     tests/golden/<case>/
         project/            the repository: beeuni.yaml and whatever else the case needs
         rules/              (optional) a rules folder to run with, via --rules
-        commands            (optional) which commands to run, one per line; default below
+        commands            (optional) which commands to run, one per line; default below; an
+                            argument with spaces is written in single quotes (`--title 'A b'`)
         setup               (optional) shell lines run in a copy of project/ first (e.g. `git init`,
                             `git add`: a case's own repository cannot be kept inside beeuni's);
                             the commands then run in that copy
@@ -35,8 +36,13 @@ DEFAULT_COMMANDS = [
 ]
 
 
+def arguments(command: str) -> list[str]:
+    """A command line's arguments: split at spaces, except inside single quotes (which go)."""
+    return [word[1:-1] if word.startswith("'") else word for word in re.findall(r"'[^']*'|\S+", command)]
+
+
 def output_name(command: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", command.replace(" project", "")).strip("-") + ".out"
+    return re.sub(r"[^a-z0-9]+", "-", command.replace(" project", "").lower()).strip("-") + ".out"
 
 
 def case_commands(case: Path) -> list[str]:
@@ -75,7 +81,7 @@ def test_golden(case: Path, tmp_path: Path) -> None:
     mismatches = []
     where = prepared(case, tmp_path)
     for command in case_commands(case):
-        result = run_beeuni(command.split(), cwd=where)
+        result = run_beeuni(arguments(command), cwd=where)
         expected_file = case / output_name(command.replace(" --rules rules", ""))
         actual = result.transcript().replace(CLONE_URI, "file://<clone>/")
         if UPDATE:

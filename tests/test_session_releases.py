@@ -8,8 +8,10 @@ new release's tools; while a turn runs, the daemon serves the new release from i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,10 @@ def test_a_later_turn_of_the_same_conversation_calls_the_tool_a_convergence_adde
 
 
 def test_a_convergence_while_a_turn_runs_is_served_from_the_next_call_on(tmp_path: Path) -> None:
+    """...with a dozen connections to the runner's control socket that send nothing, open all
+    along: `sessions converge` is answered all the same."""
+    from beeuni.daemon.secrets import project_dir
+
     project = Project(tmp_path)
     prompt = "Wait for a go, then greet me."
     turns = [call("wait_for_go", {}), call("greet", {}), say("done")]
@@ -146,7 +152,12 @@ def test_a_convergence_while_a_turn_runs_is_served_from_the_next_call_on(tmp_pat
         wait_until(lambda: any(c["tool"] == "wait_for_go" for c in tool_calls(project.log(session_id))), "the wait")
         (project.folder / "tools" / "greet.ts").write_text(GREET.replace("'hello'", "'hi there'"))
         release = project.commit("another greeting")
-        converged = project.beeuni("sessions", "converge", session_id)
+        record = Path(project_dir(str(project.folder), str(tmp_path / "state"))) / "sessions" / f"{session_id}.json"
+        with contextlib.ExitStack() as silent:
+            for _ in range(12):
+                connection = silent.enter_context(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+                connection.connect(json.loads(record.read_text())["control"]["path"])
+            converged = project.beeuni("sessions", "converge", session_id)
         assert converged.code == 0, converged.stderr
         assert converged.stdout.startswith(f"session {session_id} serves {release[:12]} (was ")
         assert "tools changed greet" in converged.stdout
@@ -183,25 +194,14 @@ LOOK = (
 def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(tmp_path: Path) -> None:
     """opencode takes its server password from its environment; a command the model runs inherits
     opencode's environment, and as the same user could read opencode's first environment in /proc.
-    opencode runs here without capabilities, as a user's process does (this suite runs as root)."""
+    opencode runs without capabilities, as a user's process does (this suite runs as root): its
+    box drops them (``daemon/harness_box.py``)."""
     project = Project(tmp_path)
-    capless = tmp_path / "opencode-without-capabilities"
-    opencode = project.env(None)["BEEUNI_OPENCODE"]
-    capless.write_text(f'#!/bin/sh\nexec setpriv --bounding-set=-all --inh-caps=-all "{opencode}" "$@"\n')
-    capless.chmod(0o755)
     prompt = "Look around."
     with scripted_model(
         {prompt: [call("bash", {"command": LOOK, "description": "Look around"}), say("done")]}
     ) as model:
-        env = {**os.environ, "NO_COLOR": "1", **project.env(model), "BEEUNI_OPENCODE": str(capless)}
-        finished = subprocess.run(
-            [BEEUNI, "sessions", "new", "--wait", "--prompt", prompt],
-            cwd=project.folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=SESSION_LIMIT,
-        )
+        finished = project.sessions(model, "new", "--wait", "--prompt", prompt)
     assert finished.returncode == 0, finished.stderr
     (looked,) = tool_calls(project.log(finished.stdout.split("\n", 1)[0]))
     assert (looked["tool"], looked["status"]) == ("bash", "completed")
@@ -209,8 +209,9 @@ def test_the_models_commands_get_neither_opencodes_password_nor_its_environment(
 
 
 def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_path: Path) -> None:
-    """opencode loads the project's own plugins from the working tree, beside the daemon's token;
-    one an agent wrote there (with `edit`, say) stops the next turn before opencode starts."""
+    """opencode would load the project's own plugins from the working tree, beside the daemon's
+    token; a turn gives it the release's instead, so one an agent wrote there (with `edit`, say)
+    never loads, and the turns go on."""
     project = Project(tmp_path)
     marker = tmp_path / "loaded"
     evil = f"import {{ writeFileSync }} from 'node:fs'\nwriteFileSync('{marker}', 'x')\n"
@@ -221,15 +222,6 @@ def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_p
         session_id = started.stdout.split("\n", 1)[0]
         (project.folder / ".opencode" / "plugin").mkdir(parents=True)
         (project.folder / ".opencode" / "plugin" / "evil.ts").write_text(evil)
-        refused = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
-        assert refused.returncode == 1
-        assert refused.stderr == (
-            "beeuni: opencode's configuration in the working tree is not the release's"
-            " (.opencode/plugin/evil.ts): opencode would load it beside the daemon's token, so the turn was not"
-            " started; commit it and converge the session, or restore it\n"
-        )
-        assert not marker.exists()
-        (project.folder / ".opencode" / "plugin" / "evil.ts").unlink()
         again = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
         assert again.returncode == 0, again.stderr
     assert not marker.exists()

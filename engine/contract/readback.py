@@ -301,6 +301,18 @@ def _views_are_listed(harness: dict[str, Any]) -> tuple[str, str] | None:
     return where, f"names `{view}`, which is none of the harness's views ({', '.join(ids) or 'none'})"
 
 
+class Count(Shape):
+    """A whole number, zero or more (a limit)."""
+
+    what = "a whole number, zero or more"
+
+    def plain(self, value: Any) -> int:
+        number = unwrap(value)
+        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+            return number
+        raise self.wrong(value)
+
+
 # The shapes -------------------------------------------------------------------------------------
 
 STRINGS = ListOf(Str())
@@ -339,7 +351,7 @@ HARNESS = Checked(
     _views_are_listed,
 )
 #: the blanks the daemon fills in its answers, and the answers it gives
-MESSAGE_FIELDS = ("tool", "agent", "detail", "size", "lines", "path", "caller", "pid", "command", "port")
+MESSAGE_FIELDS = tuple("tool agent detail size lines path caller pid command port count seconds".split())  # noqa: SIM905
 DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
     """
     not_loaded not_visible unknown_agent not_delegating timed_out host_died output_too_large
@@ -352,10 +364,19 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json not_filtered filter_required headers_too_large request_timeout
+    without_token refusals_counted
     """.split()  # noqa: SIM905
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
 DAEMON_MESSAGES = Record({key: _MESSAGE for key in DAEMON_MESSAGE_KEYS}, rest=_MESSAGE)
+#: the texts of the experimental harness's turn loop (``daemon/turns/``) and the blanks it fills
+TURN_MESSAGE_FIELDS = ("tool", "agent", "detail", "allowed")
+TURN_MESSAGE_KEYS = tuple(
+    """
+    tool_not_found permission_denied permission_ask unknown_subagent subagent_too_deep too_many_requests
+    unreadable_arguments model_failed
+    """.split()  # noqa: SIM905
+)
 #: why a call's arguments do not fit its tool's schema, per JSON Schema keyword (``daemon/arguments.py``)
 _ARGUMENT_MESSAGE = Template(("property", "value", "allowed", "keyword"))
 ARGUMENT_MESSAGES = Record({"root": Str(), "keywords": Record({}, rest=_ARGUMENT_MESSAGE), "other": _ARGUMENT_MESSAGE})
@@ -478,18 +499,6 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
 }
 
 
-class Count(Shape):
-    """A whole number, zero or more (a limit)."""
-
-    what = "a whole number, zero or more"
-
-    def plain(self, value: Any) -> int:
-        number = unwrap(value)
-        if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
-            return number
-        raise self.wrong(value)
-
-
 #: the blanks `beeuni sessions` fills in its texts
 SESSION_MESSAGE_FIELDS = ("id", "status", "agent", "model", "created", "tool", "detail", "path")
 #: what `beeuni sessions` reads (rules/sessions.rules), when the rules define it
@@ -499,6 +508,43 @@ SESSION_VALUES: dict[str, Shape] = {
     "SESSION_LOG_LIMITS": Record({"characters": Count(), "lines": Count(), "prompt_characters": Count()}),
     "SESSION_MESSAGES": Record({}, rest=Template(SESSION_MESSAGE_FIELDS)),
     "OPENCODE_PROJECT_FILES": ListOf(Str("a repo-relative path"), "paths"),
+}
+
+
+#: the blanks `beeuni cr open` fills in its texts, and those it prints
+CR_MESSAGE_FIELDS = ("path", "remote", "base", "branch", "title", "detail", "url", "command")
+CR_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each)
+    """
+    no_title not_git no_remote many_remotes detached no_base no_commit base_moved nothing ignored invalid
+    git_failed push_failed forge_failed committed file pushed opened open_link open_by_hand
+    """.split()  # noqa: SIM905
+)
+_CR_MESSAGE = Template(CR_MESSAGE_FIELDS)
+#: the blanks of a forge client's arguments
+CR_FORGE_FIELDS = ("host", "path", "branch", "base", "title", "body")
+#: what `beeuni cr open` and `beeuni init` read (rules/commands.rules), when the rules define it
+CHANGE_VALUES: dict[str, Shape] = {
+    "CR_BRANCH": Record(
+        {
+            "prefix": Str("a branch name's start"),
+            "word": Regex("a regular expression: one word of a title"),
+            "max_length": Count(),
+            "fallback": Str("a branch name's word"),
+        }
+    ),
+    "CR_PUSH_LINK": Regex("a regular expression with a group: the link in a line of `git push`'s answer", 1),
+    "CR_FORGES": ListOf(
+        Record(
+            {
+                "name": Str(),
+                "command": Str("a program's name"),
+                "logged_in": ListOf(Template(CR_FORGE_FIELDS), "arguments"),
+                "open": ListOf(Template(CR_FORGE_FIELDS), "arguments"),
+            }
+        )
+    ),
+    "CR_MESSAGES": Record({key: _CR_MESSAGE for key in CR_MESSAGE_KEYS}, rest=_CR_MESSAGE),
+    "INIT_MANIFEST": Str("a manifest's text"),
 }
 
 
@@ -516,6 +562,21 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     **SESSION_VALUES,
     # the repository's JSON files (with comments) the rules read, as the `json_files` fact
     "JSON_FILES": ListOf(Str("a repo-relative path"), "paths"),
+    **CHANGE_VALUES,
+    # the experimental harness's turn loop (rules/turns.rules; ``daemon/turns/``)
+    "HARNESS_MODULES": ListOf(
+        Record({"harness": Str("a harness name"), "tool": NAME, "module": Str("a path in the rules folder")})
+    ),
+    "DELEGATION_TOOL": Str("a tool name"),
+    "DELEGATION_ARGUMENTS": Record({"agent": Str("an argument name"), "prompt": Str("an argument name")}),
+    "TURN_LIMITS": Record({"requests": Count(), "subagent_depth": Count()}),
+    "MODEL_PROVIDERS": Record(
+        {}, rest=Record({"api": Str("an API"), "key": Str("a variable name"), "base_url": Nullable(Str("a URL"))})
+    ),
+    "MODEL_PACKAGES": Record({}, rest=Str("an API")),
+    "TURN_MESSAGES": Record(
+        {key: Template(TURN_MESSAGE_FIELDS) for key in TURN_MESSAGE_KEYS}, rest=Template(TURN_MESSAGE_FIELDS)
+    ),
     "PROGRESS_LABELS": Record({"rules_diff": Str(), "tools_migrate": Str()}),
     # how the release view resolves a relative import as Bun does (``release/facts.py``)
     "IMPORT_RESOLUTION": Record(
@@ -531,6 +592,8 @@ OPTIONAL_FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "session_model_ok": (("model",), Bool()),
     "tools_call_unknown": (("name",), Nullable(Str())),
     "fix_hint": (("count",), Str()),
+    "init_refusal": (("reason", "path"), Str()),
+    "init_summary": (("path", "folder"), ListOf(Str(), "lines")),
 }
 
 

@@ -50,11 +50,12 @@ class Release:
         return None if found is None else cls(found[0], found[1], root)
 
     @classmethod
-    def given(cls, root: str, tracked: list[str], ignored: list[str]) -> Release:
-        """A release said in advance, not read from git (a rules test case's): ``tracked``
-        files, and of the others, those ``ignored``; the work tree's top is ``root``."""
+    def given(cls, root: str, tracked: list[str], ignored: list[str], prefix: str = "") -> Release:
+        """A release said in advance, not read from git (a rules test case's, a change request's
+        commit): ``tracked`` files, and of the others, those ``ignored``; the work tree's top is
+        ``root``, the project's folder ``prefix`` below it (``/`` at its end, or empty)."""
         release = cls.__new__(cls)
-        release.top, release.prefix = os.path.realpath(root), ""
+        release.top, release.prefix = os.path.realpath(root), prefix
         release.paths = frozenset(path.encode("utf-8", "surrogateescape") for path in tracked)
         release._ignored = frozenset(ignored)
         release.answers = {}

@@ -33,10 +33,13 @@ import stat
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..paths import git_top
 from .git_index import node_modules_above
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: bounds of a copy of a folder outside git: past them the daemon refuses to start
 MAX_FOLDER_FILES = 50_000
@@ -76,9 +79,12 @@ class Snapshot:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def git(top: str, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """One git plumbing command in the work tree ``top``, with no system configuration."""
-    environment = {**os.environ, **_GIT_ENV}
+def git(
+    top: str, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """One git plumbing command in the work tree ``top``, with no system configuration; ``env``:
+    more variables for it (a change request's temporary ``GIT_INDEX_FILE``)."""
+    environment = {**os.environ, **(env or {}), **_GIT_ENV}
     return subprocess.run(
         ["git", "-C", top, "-c", "core.fsmonitor=false", *args], input=data, capture_output=True, env=environment
     )

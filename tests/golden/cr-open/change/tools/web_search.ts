@@ -1,0 +1,2 @@
+import { query } from './query'
+export default { description: 'Search the web', parameters: { type: 'object', properties: {} }, execute: () => query() }
