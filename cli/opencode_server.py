@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +26,8 @@ START_LIMIT = 120.0
 #: seconds a quick request (not a prompt) may take
 REQUEST_LIMIT = 60.0
 USERNAME = "opencode"
+#: seconds between two looks for a permission question while a prompt runs
+QUESTION_POLL = 0.25
 
 
 class OpencodeError(Exception):
@@ -115,8 +118,29 @@ class OpencodeServer:
         if model is not None:
             provider, model_id = model.split("/", 1)
             body["model"] = {"providerID": provider, "modelID": model_id}
-        answer: dict[str, Any] = self.request("POST", f"/session/{session_id}/message", body, timeout=None)
+        answered = threading.Event()
+        refusing = threading.Thread(target=self._refuse_permission_questions, args=(answered,), daemon=True)
+        refusing.start()
+        try:
+            answer: dict[str, Any] = self.request("POST", f"/session/{session_id}/message", body, timeout=None)
+        finally:
+            answered.set()
+            refusing.join(timeout=REQUEST_LIMIT)
         return answer
+
+    def _refuse_permission_questions(self, answered: threading.Event) -> None:
+        """Reject every permission question opencode asks while a prompt runs (an agent's
+        `permission` of `ask`): a session has nobody to answer it, and unanswered it would wait
+        for ever. `opencode run` does the same; the tool call ends in opencode's rejection, which
+        the session's log shows. This server serves one session, so every question is its."""
+        while not answered.wait(QUESTION_POLL):
+            try:
+                pending = self.request("GET", "/permission", timeout=10)
+                for question in pending if isinstance(pending, list) else []:
+                    if isinstance(question, dict) and isinstance(question.get("id"), str):
+                        self.request("POST", f"/permission/{question['id']}/reply", {"reply": "reject"}, timeout=10)
+            except OpencodeError:
+                continue  # (answered meanwhile, or the server is going away: the prompt says so)
 
     def abort(self, session_id: str) -> None:
         self.request("POST", f"/session/{session_id}/abort", timeout=10)

@@ -1,6 +1,6 @@
 // Written by `beeuni daemon` for the standard harness (opencode): registers the tools the
-// daemon serves and forwards every call, with its abort signal, to the daemon; hides from each
-// declared agent the tools it does not see. Do not edit;
+// daemon serves and forwards every call, with its abort signal, to the daemon; gives each
+// declared agent its permission and hides from it the tools it does not see. Do not edit;
 // the daemon writes it again at each start. Every export is a plugin function.
 //
 // The daemon's URL and token come from whoever started opencode, on an inherited socket whose
@@ -80,6 +80,36 @@ function argsOf(z: any, parameters: Schema): Record<string, unknown> {
   return args
 }
 
+// One rule of an agent's permission, as the daemon lists it; opencode's configuration writes the
+// rules of one permission as its action (`*` alone) or as patterns mapped to actions, in order.
+type Rule = { permission: string; pattern: string; action: string }
+type Setting = string | Record<string, string>
+
+function asConfig(rules: Rule[]): Record<string, Setting> {
+  const config: Record<string, Setting> = {}
+  for (const { permission, pattern, action } of rules) {
+    const before = config[permission]
+    if (pattern === '*' && before === undefined) config[permission] = action
+    else {
+      const patterns = patternsOf(before)
+      last(patterns, pattern, action)
+      config[permission] = patterns
+    }
+  }
+  return config
+}
+
+function patternsOf(setting: unknown): Record<string, string> {
+  if (typeof setting === 'string') return { '*': setting }
+  return setting !== null && typeof setting === 'object' && !Array.isArray(setting) ? { ...(setting as Record<string, string>) } : {}
+}
+
+// `key` set to `value` as the last entry of `entries`: opencode reads them in order
+function last(entries: Record<string, unknown>, key: string, value: unknown) {
+  delete entries[key]
+  entries[key] = value
+}
+
 export const BeeuniTools = async () => {
   if (typeof connection === 'string') {
     console.error(WITHOUT_CONNECTION.replace('{detail}', connection))
@@ -98,7 +128,9 @@ export const BeeuniTools = async () => {
     tool[served.name] = {
       description: served.description,
       args: argsOf(z, served.parameters),
-      async execute(args: unknown, context: { agent?: string; abort?: AbortSignal }) {
+      async execute(args: unknown, context: { agent?: string; abort?: AbortSignal; ask?: (input: object) => Promise<void> }) {
+        // the agent's permission for this tool (`allow`, `ask`: the user is asked, `deny`: refused)
+        if (typeof context.ask === 'function') await context.ask({ permission: served.name, patterns: ['*'], always: ['*'], metadata: {} })
         const response = await post(`${connection.url}/beeuni/tools/${served.name}`, {
           method: 'POST',
           headers: { ...auth, 'content-type': 'application/json', ...(context.agent ? { 'x-beeuni-agent': context.agent } : {}) },
@@ -111,18 +143,36 @@ export const BeeuniTools = async () => {
       },
     }
   }
-  // Each declared agent's model is offered only the tools it sees: opencode's per-agent permission
-  // `deny` for the others, added to its configuration where the project set nothing for that tool
-  // (the project's own setting always wins; the daemon still refuses the call, 403). The daemon
-  // lists them as the manifest is now (it reloads a changed one first).
+  // Each declared agent's settings of the manifest, given to opencode as that agent's
+  // configuration (this hook runs once opencode has read the project's own): first its
+  // `permission`, each key after (so over) what the project's configuration says of it; then
+  // `deny` for every tool it does not see, last of all — opencode's last matching rule decides,
+  // so nothing the project's configuration says (`permission: {edit: allow}`, `"*": "allow"`,
+  // `tools: {bash: true}`) shows it again: the hide is the last word (and the daemon refuses the
+  // call, 403). The daemon lists them as the manifest is now (it reloads a changed one first).
   const hidden: Record<string, string[]> = listed.hidden ?? {}
+  const permission: Record<string, Rule[]> = listed.permission ?? {}
   async function config(settings: any) {
     settings.agent ??= {}
-    for (const [agent, names] of Object.entries(hidden)) {
+    for (const agent of new Set([...Object.keys(permission), ...Object.keys(hidden)])) {
       const own = (settings.agent[agent] ??= {})
-      if (own.permission === undefined) own.permission = {}
-      if (own.permission === null || typeof own.permission !== 'object') continue
-      for (const name of names) if (!(name in own.permission)) own.permission[name] = 'deny'
+      let rules = own.permission
+      if (typeof rules === 'string') rules = { '*': rules }
+      if (rules === null || typeof rules !== 'object' || Array.isArray(rules)) rules = {}
+      own.permission = rules
+      for (const [key, value] of Object.entries(asConfig(permission[agent] ?? []))) {
+        if (typeof value === 'string') last(rules, key, value)
+        else {
+          const patterns = patternsOf(rules[key])
+          for (const [pattern, action] of Object.entries(value)) last(patterns, pattern, action)
+          last(rules, key, patterns)
+        }
+      }
+      const tools = own.tools !== null && typeof own.tools === 'object' ? own.tools : {}
+      for (const name of hidden[agent] ?? []) {
+        delete tools[name]
+        last(rules, name, 'deny')
+      }
     }
   }
   return { tool, config }

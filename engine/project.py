@@ -22,6 +22,7 @@ from .lang.evaluator import Diagnostic, Evaluation, LateFact, LazyFact
 from .manifest import MergedManifest, load_manifest
 from .paths import MANIFEST_NAME, Repository, git_top, manifest_path
 from .suppress import Suppressions, Syntax
+from .yaml.loader import MAX_FILE_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -89,6 +90,7 @@ class ProjectRun:
         facts["suppressions"] = LazyFact(lambda: self.suppressions.records)
         facts["unused_suppressions"] = LateFact()
         facts["release"] = LazyFact(self._release)
+        facts["json_files"] = LazyFact(self._json_files)
         self.observer: Observer = Observer(repo, before.observer if before is not None else None)
         self.evaluation: Evaluation = Evaluation(
             program,
@@ -147,6 +149,31 @@ class ProjectRun:
                 path = str(problem.extra.get("path"))
                 if problem.kind == "import-missing" and elsewhere(path):
                     found.append(LocatedStr(path, problem.loc))
+        return found
+
+
+    def _json_files(self) -> list[dict[str, Any]]:
+        """The ``json_files`` fact: each file of the rules' ``JSON_FILES`` that the repository
+        holds, read as JSON with comments (``jsonc.py``) — its located root, or the problem that
+        stopped the reading. None named (or no ``JSON_FILES``): empty."""
+        if "JSON_FILES" not in self.program["lets"]:
+            return []
+        from .jsonc import JsonProblem, load_jsonc
+        from .yaml.located import LocatedConst
+
+        found = []
+        for path in self.output("JSON_FILES"):
+            if not self.repo.is_file(path):
+                continue
+            data = self.repo.read(path, MAX_FILE_BYTES + 1)
+            if not isinstance(data, bytes):
+                continue  # (unreadable: opencode would not read it either)
+            try:
+                found.append({"path": path, "root": load_jsonc(data, path), "problem": None, "at": None})
+            except JsonProblem as problem:
+                found.append(
+                    {"path": path, "root": None, "problem": problem.detail, "at": LocatedConst(None, problem.loc)}
+                )
         return found
 
     def set_release(self, release: ReleaseView | None) -> None:

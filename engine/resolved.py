@@ -43,11 +43,25 @@ class View(_Model):
     tools: list[str]
 
 
+class PermissionRule(_Model):
+    """One rule of an agent's ``permission``, in opencode's terms: calls of ``permission`` (a
+    permission of opencode's vocabulary, a tool's name, or a wildcard over them: ``*``)
+    whose input matches ``pattern`` (a command, a path, ...; ``*`` for any) get ``action``
+    (``allow``, ``ask`` or ``deny``, the rules' ``PERMISSION_ACTIONS``). The rules are in order:
+    the last one that matches a call decides. A tool outside the agent's view stays hidden and
+    refused whatever they say."""
+
+    permission: str
+    pattern: str
+    action: str
+
+
 class AgentView(_Model):
     name: str
     view: str
     can_delegate: bool
     connectors: list[Tool]
+    permission: list[PermissionRule]
 
 
 class SubagentView(_Model):

@@ -393,8 +393,8 @@ def test_max_body_sets_the_limit(project: Path, tmp_path: Path) -> None:
 
 
 def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_tree(tmp_path: Path) -> None:
-    """The listing the opencode plugin reads at opencode's start (`?all=true`: every served tool
-    and each agent's hidden ones) is the release's: an edit of the manifest in the working tree
+    """The listing the opencode plugin reads at opencode's start (`?all=true`: every served tool,
+    each agent's hidden ones and its permission) is the release's: an edit of the manifest in the working tree
     changes nothing, a convergence on the commit that holds it does."""
     folder = tmp_path / "hiding"
     (folder / "tools").mkdir(parents=True)
@@ -402,6 +402,7 @@ def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_t
     manifest = folder / "beeuni.yaml"
     manifest.write_text(
         "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [read, echo]\n"
+        "    permission: {echo: ask}\n"
     )
     commit = ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-am", "x"]
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
@@ -418,8 +419,10 @@ def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_t
         first = listing()
         assert [tool["name"] for tool in first["tools"]] == ["memory", "echo"]
         assert {"memory", "bash"} <= set(first["hidden"]["plan"]) and "read" not in first["hidden"]["plan"]
+        assert first["permission"] == {"plan": [{"permission": "echo", "pattern": "*", "action": "ask"}]}
         manifest.write_text(
             "tools:\n  memory: beeuni:memory\n  echo: tools/echo.ts\nagents:\n  plan:\n    tools: [echo]\n"
+            "    permission: {echo: deny}\n"
         )
         assert listing() == first
         subprocess.run(commit, cwd=folder, check=True)
@@ -427,7 +430,8 @@ def test_the_hidden_tools_and_the_listing_follow_a_convergence_not_the_working_t
         second = listing()
         assert [tool["name"] for tool in second["tools"]] == ["memory", "echo"]
         assert "echo" not in second["hidden"]["plan"] and "read" in second["hidden"]["plan"]
-        assert "hidden" not in listing(everything=False)
+        assert second["permission"] == {"plan": [{"permission": "echo", "pattern": "*", "action": "deny"}]}
+        assert "hidden" not in listing(everything=False) and "permission" not in listing(everything=False)
 
 
 def test_the_plugin_finds_zod_offline_and_a_plugin_without_it_is_logged_once(tmp_path: Path) -> None:

@@ -114,8 +114,9 @@ def test_standard_harness_groups_match_opencode(tmp_path: Path) -> None:
 
 
 def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> None:
-    """The plugin gives opencode each agent's settings; the project's own
-    opencode configuration is merged with, never overwritten; calls stay refused by the daemon."""
+    """The plugin gives opencode each agent's settings; the project's own opencode configuration
+    cannot show a tool the agent's list hides (the hide is the last word); calls stay refused by
+    the daemon."""
     folder = tmp_path / "project"
     (folder / "tools").mkdir(parents=True)
     (folder / "tools" / "echo.ts").write_text(ECHO)
@@ -125,15 +126,16 @@ def test_an_agents_model_is_offered_only_the_tools_it_sees(tmp_path: Path) -> No
         "agents:\n  build:\n    tools: all\n  plan:\n    tools: [read, echo]\n"
         "  general:\n    tools: {exclude: [write, other]}\n"
     )
-    # the project's own opencode settings: plan may use `memory`, whatever beeuni.yaml says
-    (folder / "opencode.json").write_text(json.dumps({"agent": {"plan": {"permission": {"memory": "allow"}}}}))
+    # the project's own opencode settings try to give plan `memory` and `bash`
+    own = {"permission": {"memory": "allow"}, "tools": {"bash": True}}
+    (folder / "opencode.json").write_text(json.dumps({"agent": {"plan": own}}))
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     home = tmp_path / "home"
     with running_daemon(folder, tmp_path, "--harness", "standard") as daemon:
         plan = offered(folder, home, daemon, "plan")
         assert plan["echo"] and plan["read"]  # inside its list
         assert not plan["other"] and not plan["bash"] and not plan["edit"] and not plan["write"]  # outside it
-        assert plan["memory"]  # the project's own setting stays
+        assert not plan["memory"]  # the project's own setting cannot show it
         general = offered(folder, home, daemon, "general")
         assert not general["other"] and general["echo"]
         assert not general["write"] and not general["edit"]  # the edit group goes together

@@ -146,6 +146,7 @@ def create_app(session: Session, token: str, max_body: int, spill: SpillFolder, 
         listing: dict[str, Any] = {"harness": session.harness, "tools": tools}
         if all:  # what the standard harness's plugin hides from each declared agent's model
             listing["hidden"] = session.hidden_by_agent()
+            listing["permission"] = session.permission_by_agent()
         return JSONResponse(listing)
 
     async def call_tool(request: Request) -> JSONResponse:

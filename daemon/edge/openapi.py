@@ -82,6 +82,22 @@ SCHEMAS: dict[str, Any] = {
                 "description": "with `all`: for each declared agent, the tools the harness offers that it does not see",
                 "additionalProperties": {"type": "array", "items": {"type": "string"}},
             },
+            "permission": {
+                "type": "object",
+                "description": "with `all`: each declared agent's `permission`, as ordered rules (the last match wins)",
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "permission": {"type": "string"},
+                            "pattern": {"type": "string"},
+                            "action": {"type": "string"},
+                        },
+                        "required": ["permission", "pattern", "action"],
+                    },
+                },
+            },
         },
         "required": ["harness", "tools"],
         "additionalProperties": False,

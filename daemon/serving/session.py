@@ -419,6 +419,13 @@ class Session:
             hidden[agent.name] = [name for name in offered if name not in seen]
         return hidden
 
+    def permission_by_agent(self) -> dict[str, list[dict[str, str]]]:
+        """For each declared agent, its ``permission`` as the rules resolved it for this harness:
+        ordered rules, the last match wins. The standard harness's plugin gives them to opencode
+        as that agent's permission (before the denies of what it does not see)."""
+        assert self.current is not None
+        return {agent.name: [rule.model_dump() for rule in agent.permission] for agent in self.current.harness.agents}
+
     def env_for(self, generation: Generation, agent: str) -> dict[str, str]:
         """What a call sees of the environment: the platform's variables and provider keys from the
         daemon's environment, and the agent's granted secrets — nothing else. A stored secret

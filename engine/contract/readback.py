@@ -324,6 +324,8 @@ SESSION_TOOL = Record(
     {"name": NAME, "kind": Str(), "source": Str(), "module": Nullable(Str("a path")), "builtin": Nullable(Str())}
 )
 VIEW_ID = Str("a view id")
+#: one rule of an agent's permission, as opencode orders them (the last one that matches wins)
+PERMISSION_RULE = Record({"permission": Str("a permission or tool"), "pattern": Str(), "action": Str("an action")})
 HARNESS = Checked(
     Record(
         {
@@ -333,7 +335,15 @@ HARNESS = Checked(
             "views": ListOf(Record({"id": VIEW_ID, "tools": STRINGS})),
             "default_view": VIEW_ID,
             "agents": ListOf(
-                Record({"name": NAME, "view": VIEW_ID, "can_delegate": Bool(), "connectors": ListOf(TOOL)})
+                Record(
+                    {
+                        "name": NAME,
+                        "view": VIEW_ID,
+                        "can_delegate": Bool(),
+                        "connectors": ListOf(TOOL),
+                        "permission": ListOf(PERMISSION_RULE),
+                    }
+                )
             ),
             "subagent_views": ListOf(Record({"parent_view": VIEW_ID, "child_view": VIEW_ID, "view": VIEW_ID})),
         }
@@ -552,6 +562,8 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     ),
     "CODE_ACTION_TITLES": Record({"fix": Template(("rule", "replacement")), "suppress": Template(("rule",))}),
     **SESSION_VALUES,
+    # the repository's JSON files (with comments) the rules read, as the `json_files` fact
+    "JSON_FILES": ListOf(Str("a repo-relative path"), "paths"),
     **CHANGE_VALUES,
     # the experimental harness's turn loop (rules/turns.rules; ``daemon/turns/``)
     "HARNESS_MODULES": ListOf(

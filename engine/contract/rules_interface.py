@@ -94,6 +94,10 @@ RELEASE_FILE = {"path": "string", "at": "string", "state": "string"}
 #: ``git``: whether a git repository holds the manifest (else the lists are empty)
 RELEASE = {"git": "bool", "modules": [RELEASE_MODULE], "imports": [RELEASE_IMPORT], "files": [RELEASE_FILE]}
 
+#: a JSON file (with comments) of the rules' ``JSON_FILES`` that the repository holds: its located
+#: ``root``, or, where it does not parse, null and why (``problem``, located ``at``)
+JSON_FILE = {"path": "string", "root": "any", "problem": "string?", "at": "any"}
+
 FACTS = {
     "manifest": "string",
     "files": [FILE],
@@ -106,6 +110,7 @@ FACTS = {
     "unused_suppressions": [UNUSED_SUPPRESSION],
     "modules": [MODULE],  # empty unless `validate --modules`
     "release": RELEASE,
+    "json_files": [JSON_FILE],  # computed on first use, from the rules' `JSON_FILES`
 }
 
 #: values the rules must define, and functions with the parameters the engine passes: the names
