@@ -151,7 +151,6 @@ class ProjectRun:
                     found.append(LocatedStr(path, problem.loc))
         return found
 
-
     def _json_files(self) -> list[dict[str, Any]]:
         """The ``json_files`` fact: each file of the rules' ``JSON_FILES`` that the repository
         holds, read as JSON with comments (``jsonc.py``) — its located root, or the problem that

@@ -59,6 +59,11 @@ agents:
     tools: [read, task, echo, whoami]
   reviewer:
     tools: [echo, glob, write, whoami]
+  guarded:
+    tools: [echo, bash, read]
+    permission:
+      bash: {{"*": deny, "echo *": allow}}
+      echo: ask
 """
 # one script for both harnesses; a conversation is found by the key in its first prompt
 SCRIPT = {
@@ -74,6 +79,10 @@ SCRIPT = {
         say("lead done"),
     ],
     "case-sub": [call("echo", {"text": "from the subagent"}, ("whoami", {})), say("reviewed")],
+    "case-perm": [
+        call("bash", {"command": "echo allowed"}, ("bash", {"command": "rm -rf tools"}), ("echo", {"text": "x"})),
+        say("perm done"),
+    ],
     "case-box": [
         call(
             "bash",
@@ -219,6 +228,19 @@ def test_the_conversation_goes_on_in_a_later_turn(experimental: Project) -> None
     assert 'tool show {"image": "x"}: error' in log.stdout
     assert "    Tool show not found" in log.stdout
     assert "user: and again" in log.stdout and "  second done" in log.stdout
+
+
+def test_an_agents_permission_allows_asks_or_denies_each_call(experimental: Project) -> None:
+    start(experimental, "case-perm: go", "--harness", "experimental", "--agent", "guarded")
+    assert experimental.model.result_of("case-perm", 0, 0).startswith("allowed\n")
+    assert (
+        experimental.model.result_of("case-perm", 0, 1) == "the permission of agent guarded denies bash (rm -rf tools)"
+    )
+    asked = experimental.model.result_of("case-perm", 0, 2)
+    assert asked == (
+        "the permission of agent guarded asks before echo, and nobody can be asked in this turn: the call was refused"
+    )
+    assert (experimental.path / "tools").is_dir()  # the denied command never ran
 
 
 def test_a_confined_bash_reads_no_secret_and_writes_no_hook(experimental: Project) -> None:

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...engine.printable import printable
+from ...engine.resolved import PermissionRule
 from ..host.output import SpillFolder
 from ..messages import say
 from ..serving.session import CallRefused, Session
 from .calls import CallResult, call_harness_tool, call_served, read_arguments, refusal, shown_arguments
 from .model import ModelChoice, open_model
 from .offer import Offered, offered_tools
+from .permission import ALLOW, decision
 from .record import TurnRecord, dump_history, load_history
 
 if TYPE_CHECKING:
@@ -53,10 +55,19 @@ class _Rules:
     prompt_argument: str
     requests: int
     depth: int
+    permission_of_tool: dict[str, str]
+    permission_input: dict[str, str]
 
 
 #: what the loop reads of the rules (rules/turns.rules), each optional for a rule set
-READ = ("TURN_MESSAGES", "DELEGATION_TOOL", "DELEGATION_ARGUMENTS", "TURN_LIMITS")
+READ = (
+    "TURN_MESSAGES",
+    "DELEGATION_TOOL",
+    "DELEGATION_ARGUMENTS",
+    "TURN_LIMITS",
+    "PERMISSION_INPUT",
+    "PERMISSION_OF_TOOL",
+)
 
 
 class TurnLoop:
@@ -98,6 +109,8 @@ class TurnLoop:
             prompt_argument=arguments["prompt"],
             requests=limits["requests"],
             depth=limits["subagent_depth"],
+            permission_of_tool={str(k): str(v) for k, v in run.output("PERMISSION_OF_TOOL").items()},
+            permission_input={str(k): str(v) for k, v in run.output("PERMISSION_INPUT").items()},
         )
 
     async def _agent_turn(
@@ -166,11 +179,24 @@ class TurnLoop:
             args = read_arguments(self.session, name, call.args)
         except CallRefused as refused:
             return CallResult(False, refused.message, shown_arguments(call.args))
+        action, matched = decision(
+            self._permission(agent), name, args, rules.permission_of_tool, rules.permission_input
+        )
+        if action != ALLOW:  # deny, or ask — and nobody can be asked in a turn
+            detail = "" if matched == "*" else f" ({matched})"
+            key = "permission_ask" if action == "ask" else "permission_denied"
+            return refusal(rules.texts, key, args, agent=agent, tool=name, detail=detail)
         if name == rules.delegation:
             return await self._delegate(rules, agent, args, offered, depth)
         if tool.module is not None:
             return await call_harness_tool(self.session, self.spill, name, tool.module, args, agent)
         return await call_served(self.session, self.spill, name, args, agent, parent)
+
+    def _permission(self, agent: str) -> list[PermissionRule]:
+        """The agent's permission rules on this harness (none for an agent the manifest does not
+        declare)."""
+        declared = self._generation().grants.agents.get(agent)
+        return list(declared.permission) if declared is not None else []
 
     async def _delegate(
         self, rules: _Rules, agent: str, args: Any, offered: dict[str, Offered], depth: int

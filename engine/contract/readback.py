@@ -572,6 +572,8 @@ OPTIONAL_VALUES: dict[str, Shape] = {
     "DELEGATION_TOOL": Str("a tool name"),
     "DELEGATION_ARGUMENTS": Record({"agent": Str("an argument name"), "prompt": Str("an argument name")}),
     "TURN_LIMITS": Record({"requests": Count(), "subagent_depth": Count()}),
+    "PERMISSION_INPUT": Record({}, rest=Str("an argument name")),
+    "PERMISSION_OF_TOOL": Record({}, rest=Str("a permission")),
     "MODEL_PROVIDERS": Record(
         {}, rest=Record({"api": Str("an API"), "key": Str("a variable name"), "base_url": Nullable(Str("a URL"))})
     ),
