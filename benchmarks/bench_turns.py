@@ -15,7 +15,7 @@ Figures:
 * a turn's start: from the command's start to the model's first request (the daemon, and on the
   standard harness opencode, started; the model chosen; the tools offered).
 
-Median and worst of the runs for the start. Tests assert no timings; the figures are the README's.
+Median and worst of the runs for the start. Tests assert no timings; the figures are docs/benchmarks.md's.
 """
 
 from __future__ import annotations

@@ -300,7 +300,7 @@ def test_a_fifo_in_place_of_a_file_git_reads_stalls_nothing_for_ever(
 def test_a_repository_of_another_user_is_read_as_the_daemon_of_another_user_reads_it(
     project: Path, tmp_path: Path
 ) -> None:
-    """The README's remedy runs the daemon as another user than the repository's: git refuses
+    """docs/platform.md's remedy runs the daemon as another user than the repository's: git refuses
     such a repository unless `safe.directory` names it, as beeuni does for the work tree it
     reads (whose configuration runs nothing here)."""
     from beeuni.engine.release.snapshot import commit_of, take

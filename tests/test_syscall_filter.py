@@ -1,6 +1,7 @@
 """The syscall filter's program, run by a small BPF interpreter for both architectures it knows:
-what the kernel would decide for any system call, against the rule the README states. (The
-real filter, loaded in real module processes, is played against in test_host_isolation.py.)"""
+what the kernel would decide for any system call, against the rule docs/platform.md states ("Tool
+modules are confined"). (The real filter, loaded in real module processes, is played against in
+test_host_isolation.py.)"""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ UTIMENSAT = {"x86_64": 280, "aarch64": 88}
 
 
 def expected(machine: str, nr: int, arch: int, family: int, kind: int, path: int = 0) -> str:
-    """The rule, as the README states it (``path`` is the second argument, utimensat's)."""
+    """The rule, as docs/platform.md states it (``path`` is the second argument, utimensat's)."""
     native = ARCHITECTURES[machine]
     if arch != native.audit or (native.x32 and nr & 0x40000000) or nr in (425, 426, 427):
         return DENY

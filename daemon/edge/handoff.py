@@ -6,7 +6,7 @@ The daemon writes its connection document (one JSON line: ``url``, ``token``, ``
 (``control.py``); the starter hands the document on the same way to the harness (opencode: the
 number in ``BEEUNI_DAEMON_FD``, read to its end by the plugin when it loads). A socket, because
 another process of the user can open a file or pipe through ``/proc/PID/fd/N`` and read what
-waits in it, and no socket. The README's "Who may call the daemon" says why that is enough (Yama).
+waits in it, and no socket. docs/platform.md, "Who may call the daemon", says why that is enough (Yama).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ reaches it.
 The files are read from git's objects — the commit, its trees and their blobs, each checked
 against its name (``objects.py``), streamed from ``git cat-file --batch`` — and written here,
 read-only. That is as fast as ``git archive | tar -x`` or ``checkout-index`` into a temporary
-index, faster than pygit2 or dulwich (the README's "What a session serves"), and unlike them it
+index, faster than pygit2 or dulwich (docs/platform.md, "What a session serves"), and unlike them it
 applies no ``.gitattributes`` (``export-ignore`` would leave tracked files out, ``export-subst``
 and the line-end conversions change their bytes) and runs no filter command a repository's
 configuration names: what is copied is exactly what the commit holds, whatever else the
