@@ -118,6 +118,7 @@ def _read_candidates(
                         modules[(fact["path"], tool["export"])] = made
                         tool["harness"] = made.harness
                         tool["imports"] = [{"specifier": name, "path": where} for name, where in made.imports]
+                        tool["types"] = made.types
     return files, modules
 
 
@@ -163,6 +164,7 @@ def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, An
                 "output": found.builds_output,
                 "harness": None,
                 "imports": [],
+                "types": [],
             }
         )
     return tools

@@ -180,7 +180,9 @@ def _context_fields(source: bytes, function: Node) -> tuple[list[str], list[str]
         return [], []
     pattern = parameters.named_children[1].child_by_field_name("pattern") or parameters.named_children[1]
     if pattern.type == "object_pattern":
-        return sorted(set(_pattern_keys(source, pattern))), []
+        rests = [part for part in pattern.named_children if part.type == "rest_pattern"]
+        passed = [f"{_where(source, part.start_byte)} `{_text(source, part)}`" for part in rests]
+        return sorted(set(_pattern_keys(source, pattern))), passed
     if pattern.type != "identifier":
         return [], []
     name = _text(source, pattern)
@@ -325,12 +327,13 @@ def _env_reads(source: bytes, root: Node, readers: list[str]) -> tuple[list[str]
 @dataclass
 class Converted:
     """A served module's text, and what in it is left to the user: where it still uses a
-    harness package (None: nowhere) and every import it keeps (specifier, and the repo-relative
-    file of a relative one)."""
+    harness package (None: nowhere), every import it keeps (specifier, and the repo-relative
+    file of a relative one) and the harness's types it names, whose import went."""
 
     text: bytes
     harness: str | None
     imports: list[tuple[str, str | None]]
+    types: list[str]
 
 
 def converted_module(
@@ -370,9 +373,11 @@ def converted_module(
     zod, harness = packages
     text = _without_schema_constants(text, zod)
     text = _apply(text, _unused_imports(text, zod))
+    types_only, types = _type_only_imports(text, harness)
+    text = _apply(text, types_only)
     if wrap:
         text = text.rstrip(b"\r\n") + eol + wrapper[1].encode().replace(b"\n", eol)
-    return Converted(text, _harness_use(text, harness), _imports(text, moved[1]))
+    return Converted(text, _harness_use(text, harness), _imports(text, moved[1]), types)
 
 
 def _import_names(source: bytes, root: Node, packages: list[str]) -> dict[str, Node]:
@@ -417,7 +422,12 @@ def _without_schema_constants(source: bytes, packages: list[str]) -> bytes:
                      if refers & tainted and all(used[name] == 1 for name in names)), None)  # fmt: skip
         if dead is None:
             return source
-        source = _apply(source, [(dead.start_byte, _line_after(source, dead.end_byte), b"")])
+        end = _line_after(source, dead.end_byte)
+        before = source[: dead.start_byte]
+        blank = _LINE_END.match(source, end)
+        if blank is not None and (not before.strip() or before.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))):
+            end = blank.end()  # no two blank lines where the constant stood between them
+        source = _apply(source, [(dead.start_byte, end, b"")])
 
 
 def _harness_use(source: bytes, packages: list[str]) -> str | None:
@@ -530,15 +540,48 @@ def _unused_imports(source: bytes, packages: list[str]) -> list[tuple[int, int, 
     root = _parse(source).root_node
     used = Counter(_text(source, node) for node in _walk(root) if node.type in ("identifier", "type_identifier"))
     edits = []
-    for statement in root.named_children:
-        specifier = statement.child_by_field_name("source")
-        if statement.type != "import_statement" or specifier is None or _text(source, specifier)[1:-1] not in packages:
-            continue
+    for statement in _imports_of(source, root, packages):
         names = [_text(source, node) for node in _walk(statement) if node.type == "identifier"]
         if all(used[name] <= names.count(name) for name in names):
-            end = _line_after(source, statement.end_byte)
-            if not source[: statement.start_byte].strip():  # at the top: the blank lines after it go too
-                while (blank := _LINE_END.match(source, end)) is not None:
-                    end = blank.end()
-            edits.append((statement.start_byte, end, b""))
+            edits.append(_removal(source, statement))
     return edits
+
+
+def _type_only_imports(source: bytes, packages: list[str]) -> tuple[list[tuple[int, int, bytes]], list[str]]:
+    """The imports of ``packages`` whose names the rest of the file uses only as types
+    (``context: ToolContext``): Bun drops types, so they can go; and the types so named."""
+    root = _parse(source).root_node
+    values = Counter(
+        _text(source, node) for node in _walk(root) if node.type in ("identifier", "shorthand_property_identifier")
+    )
+    types = Counter(_text(source, node) for node in _walk(root) if node.type == "type_identifier")
+    edits, named = [], []
+    for statement in _imports_of(source, root, packages):
+        names = [_text(source, node) for node in _walk(statement) if node.type == "identifier"]
+        if all(values[name] <= names.count(name) for name in names):
+            edits.append(_removal(source, statement))
+            named += [name for name in names if types[name] > 0]
+    return edits, sorted(set(named))
+
+
+def _imports_of(source: bytes, root: Node, packages: list[str]) -> list[Node]:
+    found = []
+    for statement in root.named_children:
+        specifier = statement.child_by_field_name("source")
+        if (
+            statement.type == "import_statement"
+            and specifier is not None
+            and _text(source, specifier)[1:-1] in packages
+        ):
+            found.append(statement)
+    return found
+
+
+def _removal(source: bytes, statement: Node) -> tuple[int, int, bytes]:
+    """The edit that takes a statement out with the rest of its line; at the top of the file,
+    with the blank lines after it."""
+    end = _line_after(source, statement.end_byte)
+    if not source[: statement.start_byte].strip():
+        while (blank := _LINE_END.match(source, end)) is not None:
+            end = blank.end()
+    return statement.start_byte, end, b""

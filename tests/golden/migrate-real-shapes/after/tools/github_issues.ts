@@ -1,6 +1,5 @@
 import { fetchJson } from "../.opencode/lib/github"
 
-
 const API = "https://api.github.com"
 const { GITHUB_TOKEN } = process.env
 
