@@ -112,6 +112,11 @@ def test_a_projects_own_memory_tool_is_never_deleted(tmp_path: Path) -> None:
     assert (work / ".opencode/tools/memory.ts").read_bytes() == own
     assert "keep     .opencode/tools/memory.ts: `memory` is a Beeuni tool's name" in result.stdout
     assert "copy of the Beeuni tool memory" not in result.stdout
+    converted = sorted((work / "tools").glob("*.ts"))
+    assert [p.name for p in converted] == ["deploy.ts", "github_issues.ts", "github_pull.ts"]
+    for module in converted:  # a served module gets no harness package
+        assert "@opencode-ai/plugin" not in module.read_text(), module.name
+    assert "keep     .opencode/tools/check_json.ts: `check_json` would still use `@opencode-ai/plugin`" in result.stdout
 
 
 def test_only_what_git_restores_is_deleted_and_git_restores_it(tmp_path: Path) -> None:
@@ -177,3 +182,38 @@ def test_a_converted_output_result_gives_the_model_its_output(tmp_path: Path) ->
     assert called.code == 0, called.stderr
     assert "said yes" in called.stdout and "metadata" not in called.stdout
     assert "@opencode-ai/plugin" not in (work / "tools/echo.ts").read_text()
+
+
+def test_every_environment_read_and_context_use_is_found() -> None:
+    """The shapes real tools read their environment and context in, as the "left to you" list
+    names them."""
+    from beeuni.engine.edit.opencode_source import read_tool_file
+
+    source = b"""import { tool } from "@opencode-ai/plugin"
+import { helper } from "./lib"
+
+const { env } = process
+const alsoEnv = globalThis.process.env
+
+export default tool({
+  description: "d",
+  args: {},
+  async execute(args, ctx) {
+    const a = globalThis.process.env.FROM_GLOBAL
+    const b = env.FROM_DESTRUCTURED
+    const c = alsoEnv["FROM_ALIAS"]
+    const { FROM_PATTERN } = Bun.env
+    const all = Object.keys(process.env)
+    await helper(ctx)
+    return `${a}${b}${c}${FROM_PATTERN}${all}${ctx.sessionID}${ctx.callID}${ctx.abort}`
+  },
+})
+"""
+    readers = ["process.env", "Bun.env", "import.meta.env", "globalThis.process.env"]
+    found = read_tool_file(source, readers)
+    assert found.problem is None
+    assert found.env_reads == ["FROM_ALIAS", "FROM_DESTRUCTURED", "FROM_GLOBAL", "FROM_PATTERN"]
+    assert [w.split(" ")[0] for w in found.env_whole] == ["15:29"]
+    (exported,) = found.exports
+    assert exported.context_fields == ["abort", "callID", "sessionID"]
+    assert [p.split(" ")[0] for p in exported.context_passed] == ["16:18"]
