@@ -144,11 +144,7 @@ class Changes:
         try:
             for relative, target, data in self._planned:
                 if isinstance(data, str):
-                    if os.path.islink(target):  # the link itself moves, never what it leads to
-                        os.symlink(os.readlink(target), data)
-                    else:
-                        os.link(target, data)  # (fails where `data` exists: nothing is replaced)
-                    os.unlink(target)
+                    _move_without_replacing(target, data)
                     done.append((relative, target, data))
                     continue
                 previous = read_if_there(target)
@@ -166,6 +162,24 @@ class Changes:
                 else:
                     self.repo.write_atomically(relative, before)
             raise
+
+
+def _move_without_replacing(source: str, target: str) -> None:
+    """Rename ``source`` to ``target``, failing where ``target`` exists (a rename would replace
+    it): a hard link, then the old name removed; a link itself moves, not what it leads to."""
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+    else:
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: checked, then renamed
+            if os.path.lexists(target):
+                raise FileExistsError(target) from None
+            os.rename(source, target)
+            return
+    os.unlink(source)
 
 
 def read_if_there(path: str) -> bytes | None:

@@ -76,12 +76,18 @@ def test_every_version_of_a_beeuni_tool_in_the_history_is_known_by_its_content()
         pytest.skip("no git history here")
     rules = (ROOT / "rules" / "commands.rules").read_text()
     missing = []
-    commits = git(ROOT, "log", "--all", "--format=%H", "--", "daemon/beeuni_tools", "rules/beeuni_tools").split()
+    shipped = {content_digest(path.read_bytes()) for path in (ROOT / "rules" / "beeuni_tools").glob("*.ts")}
+    # the versions main had (its first parents), the one shipped now aside: it is known by its file
+    commits = git(
+        ROOT, "log", "--first-parent", "--format=%H", "HEAD", "--", "daemon/beeuni_tools", "rules/beeuni_tools"
+    )
+    commits = commits.split()
+    assert commits, "no version of a Beeuni tool found in the history"
     for commit in commits:
         for path in git(ROOT, "ls-tree", "-r", "--name-only", commit).split("\n"):
             if re.fullmatch(r"(daemon|rules)/beeuni_tools/[a-z_]+\.ts", path):
                 data = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], capture_output=True).stdout
-                if content_digest(data) not in rules:
+                if content_digest(data) not in rules and content_digest(data) not in shipped:
                     missing.append(f"{Path(path).stem}: {content_digest(data)} ({commit[:10]})")
     assert not missing, "add these to BEEUNI_TOOL_EARLIER_DIGESTS in rules/commands.rules: " + ", ".join(missing)
 
