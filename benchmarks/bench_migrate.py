@@ -4,10 +4,11 @@
 
 The project: 16 files in `.opencode/tools/` written with opencode's `tool()` (12 with a default
 export, 4 with two named exports each: 20 tools), and two copies of Beeuni tools in
-`harnesses/opencode/tools/`; `@opencode-ai/plugin` resolves from the repository's node_modules.
-`--dry-run` plans (parse, evaluate in Bun, rules); the real run also writes 20 modules, edits
-the manifest and deletes 18 files — each real run on a fresh copy. Prints the fastest and the
-median of the runs.
+`harnesses/opencode/tools/`, all committed in git; `@opencode-ai/plugin` resolves from the
+repository's node_modules. `--dry-run` plans (parse, evaluate in Bun, ask git what it can
+restore, rules); the real run also writes 20 modules, edits the manifest and deletes 18 files
+(git restores them) — each real run on a fresh copy. Prints the fastest and the median of the
+runs.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def twenty_tools(root: Path) -> None:
     for name in ("memory", "show"):
         shutil.copy(ROOT / "rules" / "beeuni_tools" / f"{name}.ts", copies / f"{name}.ts")
     (root / "beeuni.yaml").write_text("tools:\n  memory: beeuni:memory\n  show: beeuni:show\n")
+    git = ["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "opencode tools"], check=True)
 
 
 def run(command: list[str], env: dict[str, str]) -> float:
@@ -94,7 +99,7 @@ def main() -> None:
     twenty_tools(template)
     try:
         project = work / "project"
-        shutil.copytree(template, project)
+        shutil.copytree(template, project, symlinks=True)
         run([beeuni, "tools", "migrate", "--dry-run", str(project)], env)  # warms the caches
         dry = [run([beeuni, "tools", "migrate", "--dry-run", str(project)], env) for _ in range(options.runs)]
         real = []

@@ -1,12 +1,15 @@
 """``beeuni tools migrate [PATH] [--dry-run]``: move a project's opencode custom tools to the daemon.
 
-The rules name the folders and extensions to look in (``migrate_candidates``), decide what
+The rules name the folders and extensions to look in (``migrate_candidates``), say which files
+are copies of a Beeuni tool by the digest of their content (``migrate_copy_of``), decide what
 becomes of each file and say every text (``migrate_plan``, ``migrate_report``,
-``migrate_refusal`` in tools.rules). This module reads each tool file (``engine/edit/opencode_source.py``),
-evaluates it in Bun — every export described, its zod ``args`` turned into JSON Schema by the zod
-the file itself uses — and carries the plan out: the whole run is planned and every new text
-made before the first write; the writes then go together (``tool_files.Changes``), and a refusal
-changes nothing.
+``migrate_refusal`` in commands.rules). This module reads each tool file
+(``engine/edit/opencode_source.py``), asks git which files it could restore
+(``engine/release/restorable.py``: only those are ever deleted, the others are moved aside),
+evaluates the files in Bun — every export described, its zod ``args`` turned into JSON Schema
+by the zod the file itself uses — and carries the plan out: the whole run is planned and every
+new text made before the first write; the changes then go together (``tool_files.Changes``),
+and a refusal changes nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..engine.edit.opencode_source import SourceFile, converted_module, read_tool_file
+from ..engine.edit.copies import content_digest
+from ..engine.edit.opencode_source import Converted, SourceFile, converted_module, read_tool_file
 from ..engine.lang.values import text
 from ..engine.printable import printable
-from ..engine.project import open_project
+from ..engine.project import open_project, rules_folder
+from ..engine.release.restorable import git_states
+from ..engine.shipped import shipped_module_file
 from .progress import label_of, progress
 from .shared import EXIT_FAILURE, EXIT_OK, bun
 from .tool_files import Changes, Refusal, edited_manifest, writable
@@ -27,6 +33,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..engine.project import ProjectRun
+
+#: each converted export's module, by (file, export)
+Modules = dict[tuple[str, str], Converted]
 
 
 def migrate(path: str, rules: str | None, dry_run: bool, limit: float) -> int:
@@ -42,9 +51,9 @@ def migrate(path: str, rules: str | None, dry_run: bool, limit: float) -> int:
         if not candidates:
             sys.stdout.write(printable(text(run.call("migrate_nothing"))) + "\n")
             return EXIT_OK
-        files, sources = _read_candidates(run, candidates, limit)
+        files, modules = _read_candidates(run, _shipped_digests(run, rules), candidates, limit)
         plan: dict[str, Any] = run.call("migrate_plan", files)
-        changes = _changes(run, plan, sources, refuse)
+        changes = _changes(run, plan, modules, refuse)
         if not dry_run:
             changes.commit()
     except Refusal as refusal:
@@ -55,27 +64,43 @@ def migrate(path: str, rules: str | None, dry_run: bool, limit: float) -> int:
     return EXIT_OK
 
 
+def _shipped_digests(run: ProjectRun, rules: str | None) -> dict[str, str]:
+    """The digest of each Beeuni tool's source as these rules ship it."""
+    digests = {}
+    for name in run.output("BEEUNI_TOOLS"):
+        with open(shipped_module_file(*rules_folder(rules), run.program, run.call("shipped_module", name)), "rb") as f:
+            digests[str(name)] = content_digest(f.read())
+    return digests
+
+
 def _read_candidates(
-    run: ProjectRun, candidates: list[dict[str, Any]], limit: float
-) -> tuple[list[dict[str, Any]], dict[str, tuple[bytes, SourceFile, dict[str, Any]]]]:
-    """Each candidate file as the rules' ``migrate_plan`` takes it, and for each file to convert
-    its bytes, what reading it found and what Bun made of each export."""
+    run: ProjectRun, shipped: dict[str, str], candidates: list[dict[str, Any]], limit: float
+) -> tuple[list[dict[str, Any]], Modules]:
+    """Each candidate file as the rules' ``migrate_plan`` takes it, and the served module of
+    each export of a file that can be converted."""
     readers = [str(reader) for reader in run.output("ENV_READERS")]
-    files, read, sources = [], {}, {}
+    files, read, modules = [], {}, {}
+    inside = [str(c["path"]) for c in candidates if run.repo.inside(str(c["path"]))]
+    states = git_states(run.repo.root, inside)
     for candidate in candidates:
         path = str(candidate["path"])
         fact: dict[str, Any] = {**candidate, "problem": None, "detail": "", "error": "", "limit": f"{limit:g}"}
-        fact.update(env=[], tools=[])
+        fact.update(env=[], env_whole=[], tools=[], copy_of=None, digest="", git=states.get(path, "none"))
         files.append(fact)
-        if not run.repo.inside(path):
+        if path not in states:
             fact["problem"] = "outside"
-        elif candidate["copy_of"] is None:
-            with open(run.repo.absolute(path), "rb") as handle:
-                data = handle.read()
-            found = read_tool_file(data, readers)
-            fact["problem"], fact["detail"], fact["env"] = found.problem, found.detail, found.env_reads
-            if found.problem is None:
-                read[path] = (data, found, fact)
+            continue
+        with open(run.repo.absolute(path), "rb") as handle:
+            data = handle.read()
+        fact["digest"] = content_digest(data)
+        fact["copy_of"] = run.call("migrate_copy_of", fact["digest"], shipped)
+        if fact["copy_of"] is not None:
+            continue
+        found = read_tool_file(data, readers)
+        fact["problem"], fact["detail"] = found.problem, found.detail
+        fact["env"], fact["env_whole"] = found.env_reads, found.env_whole
+        if found.problem is None:
+            read[path] = (data, found, fact)
     if read:
         for probed in _evaluate(run, list(read), limit):
             data, found, fact = read[probed["name"]]
@@ -84,8 +109,28 @@ def _read_candidates(
                 continue
             fact["tools"] = _tools(fact, found, probed["exports"])
             if fact["problem"] is None:
-                sources[fact["path"]] = (data, found, {e["export"]: e.get("parameters") for e in probed["exports"]})
-    return files, sources
+                for tool in fact["tools"]:
+                    parameters = next(e.get("parameters") for e in probed["exports"] if e["export"] == tool["export"])
+                    if tool["tool"] and tool["problem"] is None:
+                        made = _module(
+                            run, fact["path"], data, found, tool["export"], parameters, run.output("MIGRATED_FOLDER")
+                        )
+                        modules[(fact["path"], tool["export"])] = made
+                        tool["harness"] = made.harness
+                        tool["imports"] = [{"specifier": name, "path": where} for name, where in made.imports]
+                        tool["types"] = made.types
+    return files, modules
+
+
+def _module(run: ProjectRun, path: str, data: bytes, found: SourceFile, export: str, parameters: Any,
+            folder: str) -> Converted:  # fmt: skip
+    packages = ([str(s["package"]) for s in run.output("OPENCODE_ZOD_SOURCES")],
+                [str(p) for p in run.output("OPENCODE_HARNESS_PACKAGES")])  # fmt: skip
+    wrapper = run.output("MIGRATE_OUTPUT_WRAPPER")
+    moved = (os.path.dirname(path), folder)
+    return converted_module(
+        data, found, export, parameters, moved, packages, (str(wrapper["name"]), str(wrapper["source"]))
+    )
 
 
 def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str, Any]]:
@@ -115,32 +160,31 @@ def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, An
                 "problem": export.get("problem"),
                 "error": str(export.get("error") or ""),
                 "context": exported.context_fields if exported is not None else [],
+                "context_passed": exported.context_passed if exported is not None else [],
+                "output": found.builds_output,
+                "harness": None,
+                "imports": [],
+                "types": [],
             }
         )
     return tools
 
 
-def _changes(
-    run: ProjectRun,
-    plan: dict[str, Any],
-    sources: dict[str, tuple[bytes, SourceFile, dict[str, Any]]],
-    refuse: Any,
-) -> Changes:
-    """Every write and deletion of the plan, each text made and each target checked."""
+def _changes(run: ProjectRun, plan: dict[str, Any], modules: Modules, refuse: Any) -> Changes:
+    """Every write, deletion and move of the plan, each text made and each target checked."""
     repo = run.repo
     changes = Changes(repo)
-    packages = [str(package) for package in plan["zod_packages"]]
     for converted in plan["convert"]:
-        module, source_path = str(converted["module"]), str(converted["path"])
-        data, found, parameters = sources[source_path]
-        moved = (os.path.dirname(source_path), os.path.dirname(module))
-        new = converted_module(data, found, str(converted["export"]), parameters[converted["export"]], moved, packages)
+        module = str(converted["module"])
+        new = modules[(str(converted["path"]), str(converted["export"]))].text
         changes.write(module, writable(repo, module, refuse), new)
     if plan["convert"]:
         entries = [(str(c["name"]), str(c["module"]), str(c["comment"])) for c in plan["convert"]]
         manifest_file, manifest = edited_manifest(run, plan, entries, refuse)
         changes.write(manifest_file, writable(repo, manifest_file, refuse), manifest)
-    gone = [str(d["path"]) for d in plan["delete"]] + sorted({str(c["path"]) for c in plan["convert"]})
-    for path in gone:
+    for path in [str(d["path"]) for d in plan["delete"]] + [str(p) for p in plan["gone"]]:
         changes.delete(path, repo.absolute(path))
+    for aside in plan["aside"]:
+        to = str(aside["to"])
+        changes.move(str(aside["path"]), repo.absolute(str(aside["path"])), writable(repo, to, refuse))
     return changes

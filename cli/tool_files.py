@@ -121,12 +121,14 @@ def write_module_and_manifest(
 
 
 class Changes:
-    """Writes and deletions made together: ``commit`` makes them in order, and takes back the
-    ones made when a later one fails."""
+    """Writes, deletions and moves made together: ``commit`` makes them in order, and takes
+    back the ones made when a later one fails. A move never replaces a file: where its target
+    exists, it fails (and everything before it is taken back)."""
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self._planned: list[tuple[str, str, bytes | None]] = []  # (relative, target, bytes; None: delete)
+        #: (relative, target, bytes; None: delete; a str: move to that path)
+        self._planned: list[tuple[str, str, bytes | str | None]] = []
 
     def write(self, relative: str, target: str, data: bytes) -> None:
         self._planned.append((relative, target, data))
@@ -134,10 +136,17 @@ class Changes:
     def delete(self, relative: str, target: str) -> None:
         self._planned.append((relative, target, None))
 
+    def move(self, relative: str, target: str, to: str) -> None:
+        self._planned.append((relative, target, to))
+
     def commit(self) -> None:
-        done: list[tuple[str, str, bytes | None]] = []  # (relative, target, the bytes before)
+        done: list[tuple[str, str, bytes | str | None]] = []  # (relative, target, the bytes before / moved to)
         try:
             for relative, target, data in self._planned:
+                if isinstance(data, str):
+                    _move_without_replacing(target, data)
+                    done.append((relative, target, data))
+                    continue
                 previous = read_if_there(target)
                 if data is None:
                     os.unlink(target)
@@ -145,12 +154,32 @@ class Changes:
                     self.repo.write_atomically(relative, data)
                 done.append((relative, target, previous))
         except BaseException:
-            for relative, target, previous in reversed(done):
-                if previous is None:
+            for relative, target, before in reversed(done):
+                if isinstance(before, str):
+                    os.rename(before, target)
+                elif before is None:
                     os.unlink(target)
                 else:
-                    self.repo.write_atomically(relative, previous)
+                    self.repo.write_atomically(relative, before)
             raise
+
+
+def _move_without_replacing(source: str, target: str) -> None:
+    """Rename ``source`` to ``target``, failing where ``target`` exists (a rename would replace
+    it): a hard link, then the old name removed; a link itself moves, not what it leads to."""
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+    else:
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: checked, then renamed
+            if os.path.lexists(target):
+                raise FileExistsError(target) from None
+            os.rename(source, target)
+            return
+    os.unlink(source)
 
 
 def read_if_there(path: str) -> bytes | None:

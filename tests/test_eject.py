@@ -6,6 +6,8 @@ after trees, byte for byte.
         outside/     (optional) a folder beside the repository, for links that leave it; it must
                      stay unchanged
         commands     the commands to run, in order, on a copy of project/
+        git          (optional) the files of project/ to commit first, one a line, in a git
+                     repository made there; the others stay untracked (`.git` is not compared)
         after/       the repository after, except the ejected module itself (it must be the
                      shipped module's bytes, checked apart); no after/ means "unchanged"
         <command>.out   each command's transcript
@@ -18,6 +20,7 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,6 +41,8 @@ def tree(folder: Path) -> dict[str, bytes]:
     """Every file's bytes, and every symbolic link as ``-> target`` (a link must stay a link)."""
     found = {}
     for path in sorted(folder.rglob("*")):
+        if ".git" in path.relative_to(folder).parts:
+            continue
         if path.is_symlink():
             found[str(path.relative_to(folder))] = b"-> " + os.readlink(path).encode()
         elif path.is_file():
@@ -60,6 +65,14 @@ def without_ejected(files: dict[str, bytes]) -> dict[str, bytes]:
     return {name: data for name, data in files.items() if data not in shipped}
 
 
+def commit(work: Path, paths: list[str]) -> None:
+    """A git repository at ``work`` whose one commit holds ``paths``."""
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "--", *paths], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "before the migration"], check=True)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_eject(case: Path, tmp_path: Path) -> None:
     work = tmp_path / "project"
@@ -69,6 +82,8 @@ def test_eject(case: Path, tmp_path: Path) -> None:
     # the packages a project's opencode tools import (`@opencode-ai/plugin`, `zod`), installed
     # beside it as `bun install` would: the pinned ones of package.json
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")
+    if (case / "git").is_file():
+        commit(work, (case / "git").read_text().split())
     transcripts = []
     for command in (case / "commands").read_text().splitlines():
         result = run_beeuni(command.split(), cwd=tmp_path)

@@ -408,9 +408,7 @@ EJECT_PLAN = Record(
     }
 )
 #: `tools migrate`: the files opencode would load as custom tools, and what becomes of each
-MIGRATE_CANDIDATE = Record(
-    {"path": Str("a repo-relative path"), "stem": Str(), "extension": Str(), "copy_of": Nullable(NAME)}
-)
+MIGRATE_CANDIDATE = Record({"path": Str("a repo-relative path"), "stem": Str(), "extension": Str()})
 MIGRATE_PLAN = Record(
     {
         "section": Str(),
@@ -418,6 +416,17 @@ MIGRATE_PLAN = Record(
         "manifest_file": Str("a repo-relative path"),
         "new_section": ListOf(Record({"name": NAME, "value": Str()})),
         "delete": ListOf(Record({"path": Str("a repo-relative path"), "tool": NAME})),
+        "aside": ListOf(
+            Record(
+                {
+                    "path": Str("a repo-relative path"),
+                    "to": Str("a repo-relative path"),
+                    "tool": Nullable(NAME),
+                    "why": Str(),
+                }
+            )
+        ),
+        "gone": ListOf(Str("a repo-relative path"), "paths"),
         "convert": ListOf(
             Record(
                 {
@@ -466,6 +475,9 @@ VALUES: dict[str, Shape] = {
     "migrate_candidates": ListOf(MIGRATE_CANDIDATE),
     "OPENCODE_ZOD_SOURCES": ListOf(Record({"package": Str("a package name"), "member": Str("a dotted path")})),
     "ENV_READERS": ListOf(Str(), "dotted names"),
+    "MIGRATED_FOLDER": Str("a repo-relative folder"),
+    "OPENCODE_HARNESS_PACKAGES": ListOf(Str("a package name"), "package names"),
+    "MIGRATE_OUTPUT_WRAPPER": Record({"name": Str("a function name"), "source": Str("TypeScript")}),
     "BUN_MISSING": Str(),
     "HARNESS_FILES": ListOf(Str("a repo-relative path"), "paths"),
     "TOOL_FOLDERS": Record({}, rest=Str("a repo-relative folder")),
@@ -491,6 +503,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], Shape]] = {
     "shipped_module": (("name",), Str("a path in the rules folder")),
     "fix_summary": (("fixes", "files", "written"), Str()),
     "fix_refusal": (("reason", "file"), Str()),
+    "migrate_copy_of": (("digest", "shipped"), Nullable(NAME)),
     "migrate_plan": (("files",), MIGRATE_PLAN),
     "migrate_report": (("plan", "dry_run"), ListOf(Str(), "lines")),
     "migrate_nothing": ((), Str()),

@@ -41,6 +41,7 @@ class ToolExport:
     call_end: int | None  # for `tool({...})`: where the call ends ([obj end, call_end) is dropped)
     args: tuple[int, int] | None  # the `args: {...}` property
     context_fields: list[str] = field(default_factory=list)  # what execute reads of its context
+    context_passed: list[str] = field(default_factory=list)  # where it hands its context on whole
 
 
 @dataclass
@@ -49,6 +50,9 @@ class SourceFile:
 
     exports: list[ToolExport] = field(default_factory=list)
     env_reads: list[str] = field(default_factory=list)
+    env_whole: list[str] = field(default_factory=list)  # where the environment is read as a whole
+    #: whether it builds opencode's `{ output, ... }` result anywhere (an object with `output`)
+    builds_output: bool = False
     problem: str | None = None  # "parse" or "export-form"
     detail: str = ""
 
@@ -91,8 +95,19 @@ def read_tool_file(source: bytes, env_readers: list[str]) -> SourceFile:
             found.problem, found.detail = "export-form", f"{_where(source, statement.start_byte)} `{first_line}`"
             return found
         found.exports.append(exported)
-    found.env_reads = _env_reads(source, tree.root_node, env_readers)
+    found.env_reads, found.env_whole = _env_reads(source, tree.root_node, env_readers)
+    found.builds_output = any(
+        (node.type == "pair" and _key(source, node) == "output")
+        or (node.type == "shorthand_property_identifier" and _text(source, node) == "output")
+        or (node.type == "type_identifier" and _text(source, node) == "ToolResult")
+        for node in _walk(tree.root_node)
+    )
     return found
+
+
+def _key(source: bytes, pair: Node) -> str:
+    key = pair.child_by_field_name("key")
+    return _text(source, key).strip("'\"") if key is not None else ""
 
 
 def _first_error(node: Node) -> Node | None:
@@ -150,27 +165,65 @@ def _export_of(source: bytes, statement: Node) -> ToolExport | None:
     exported = ToolExport(name, (statement.start_byte, statement.end_byte), value.start_byte,
                           (value.start_byte, value.end_byte), call_end, args)  # fmt: skip
     if execute is not None:
-        exported.context_fields = _context_fields(source, execute)
+        exported.context_fields, exported.context_passed = _context_fields(source, execute)
     return exported
 
 
-def _context_fields(source: bytes, function: Node) -> list[str]:
-    """The fields ``execute(args, context)`` reads of its second parameter: ``context.abort``,
-    or destructured ``{ abort }``."""
+def _context_fields(source: bytes, function: Node) -> tuple[list[str], list[str]]:
+    """The fields ``execute(args, context)`` reads of its second parameter (``context.abort``, or
+    destructured ``{ abort }``), and where it uses the context otherwise, as a whole (handed to
+    a helper, kept, spread): ``line:column `text```."""
     if function.type not in _FUNCTIONS and function.type != "method_definition":
-        return []
+        return [], []
     parameters = function.child_by_field_name("parameters")
     if parameters is None or len(parameters.named_children) < 2:
-        return []
+        return [], []
     pattern = parameters.named_children[1].child_by_field_name("pattern") or parameters.named_children[1]
     if pattern.type == "object_pattern":
-        return sorted(set(_pattern_keys(source, pattern)))
+        rests = [part for part in pattern.named_children if part.type == "rest_pattern"]
+        passed = [f"{_where(source, part.start_byte)} `{_text(source, part)}`" for part in rests]
+        return sorted(set(_pattern_keys(source, pattern))), passed
     if pattern.type != "identifier":
-        return []
+        return [], []
     name = _text(source, pattern)
     body = function.child_by_field_name("body")
     fields = {_property(source, node) for node in _members_of(source, body, {name})}
-    return sorted(fields | set(_destructured(source, body, {name})))
+    fields |= set(_destructured(source, body, {name}))
+    return sorted(fields), _whole_uses(source, body, {name})
+
+
+def _whole_uses(source: bytes, root: Node | None, objects: set[str]) -> list[str]:
+    """Where one of ``objects`` (an identifier or a dotted name) is used other than by a field
+    (``x.f``, ``x["f"]``) or taken apart (``const { f } = x``): ``line:column `line's text```."""
+    found = []
+    for node in _walk(root):
+        if node.type not in ("identifier", "member_expression") or _text(source, node) not in objects:
+            continue
+        parent = node.parent
+        field_read = parent is not None and parent.child_by_field_name("object") == node
+        if field_read and parent is not None and (parent.type == "member_expression" or _static_index(parent)):
+            continue
+        if parent is not None and parent.type == "variable_declarator" and parent.child_by_field_name("name") == node:
+            continue  # the alias itself, declared
+        if parent is not None and parent.type == "variable_declarator" and parent.child_by_field_name("value") == node:
+            target = parent.child_by_field_name("name")
+            if target is not None and target.type in ("object_pattern", "identifier"):
+                continue  # taken apart or aliased: its reads are found by name
+        line = _line_text(source, node.start_byte)
+        found.append(f"{_where(source, node.start_byte)} `{line}`")
+    return found
+
+
+def _static_index(subscript: Node) -> bool:
+    index = subscript.child_by_field_name("index")
+    return index is not None and index.type == "string"
+
+
+def _line_text(source: bytes, offset: int) -> str:
+    start = max(source.rfind(b"\n", 0, offset), source.rfind(b"\r", 0, offset)) + 1
+    end = _LINE_END.search(source, offset)
+    text = source[start : end.start() if end else len(source)].decode("utf-8", "replace").strip()
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _pattern_keys(source: bytes, pattern: Node) -> list[str]:
@@ -221,10 +274,43 @@ def _members_of(source: bytes, root: Node | None, objects: set[str]) -> list[Nod
     return members
 
 
-def _env_reads(source: bytes, root: Node, readers: list[str]) -> list[str]:
-    """The variable names read from the environment: ``process.env.KEY``, ``process.env["KEY"]``
-    and ``const { KEY } = process.env``."""
+def _env_reads(source: bytes, root: Node, readers: list[str]) -> tuple[list[str], list[str]]:
+    """The variable names read from the environment (``process.env.KEY``,
+    ``process.env["KEY"]``, ``const { KEY } = process.env``), through a name that holds it
+    (``const env = process.env``, ``const { env } = process``) too, and where it is read as a
+    whole (``Object.keys(process.env)``, ``process.env[name]``)."""
     objects = set(readers)
+    for _ in range(3):  # an alias of an alias
+        before = len(objects)
+        for node in _walk(root):
+            if node.type != "variable_declarator":
+                continue
+            target, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if target is None or value is None:
+                continue
+            if target.type == "identifier" and _text(source, value) in objects:
+                objects.add(_text(source, target))
+            elif target.type == "object_pattern":
+                for part in target.named_children:
+                    key = (
+                        part
+                        if part.type == "shorthand_property_identifier_pattern"
+                        else part.child_by_field_name("key")
+                    )
+                    bound = (
+                        part
+                        if part.type == "shorthand_property_identifier_pattern"
+                        else part.child_by_field_name("value")
+                    )
+                    if (
+                        key is not None
+                        and bound is not None
+                        and bound.type in ("identifier", "shorthand_property_identifier_pattern")
+                        and f"{_text(source, value)}.{_text(source, key)}" in objects
+                    ):
+                        objects.add(_text(source, bound))
+        if len(objects) == before:
+            break
     names = {_property(source, node) for node in _members_of(source, root, objects)}
     for node in _walk(root):
         if node.type == "subscript_expression":
@@ -232,10 +318,22 @@ def _env_reads(source: bytes, root: Node, readers: list[str]) -> list[str]:
             if obj is not None and index is not None and index.type == "string" and _text(source, obj) in objects:
                 names.add(_text(source, index)[1:-1])
     names.update(_destructured(source, root, objects))
-    return sorted(names)
+    return sorted(names), _whole_uses(source, root, objects)
 
 
 # The rewrite -------------------------------------------------------------------------------
+
+
+@dataclass
+class Converted:
+    """A served module's text, and what in it is left to the user: where it still uses a
+    harness package (None: nowhere), every import it keeps (specifier, and the repo-relative
+    file of a relative one) and the harness's types it names, whose import went."""
+
+    text: bytes
+    harness: str | None
+    imports: list[tuple[str, str | None]]
+    types: list[str]
 
 
 def converted_module(
@@ -244,31 +342,135 @@ def converted_module(
     keep: str,
     parameters: object,
     moved: tuple[str, str],
-    zod_packages: list[str],
-) -> bytes:
-    """The text of the served module for the export ``keep`` of a tool file: that export is the
-    default export, a plain object with ``parameters`` (JSON Schema) in place of ``args``; the
-    file's other tool exports are left out; relative imports follow the move from folder
-    ``moved[0]`` to ``moved[1]``; an import of a zod package (``zod_packages``) that nothing uses
-    any more goes. Everything else stays byte for byte."""
+    packages: tuple[list[str], list[str]],
+    wrapper: tuple[str, str],
+) -> Converted:
+    """The served module for the export ``keep`` of a tool file: that export is the default
+    export, a plain object with ``parameters`` (JSON Schema) in place of ``args``; the file's
+    other tool exports are left out; relative imports follow the move from folder ``moved[0]``
+    to ``moved[1]``; a constant that held a schema for the args and an import of a zod package
+    (``packages[0]``) that nothing uses any more go. A file that builds opencode's ``{ output }``
+    result gets the ``wrapper`` function (name, source) around its export. Everything else stays
+    byte for byte. ``packages[1]``: the harness's packages, which the module must not import."""
     first_end = _LINE_END.search(source)
     eol = first_end.group() if first_end else b"\n"
     edits: list[tuple[int, int, bytes]] = []
+    wrap = found.builds_output
     for exported in found.exports:
         if exported.export != keep:
             edits.append((exported.statement[0], _line_after(source, exported.statement[1]), b""))
             continue
         assert exported.obj is not None and exported.head_end is not None, "a tool without its literal is not converted"
-        edits.append((exported.statement[0], exported.head_end, b"export default "))
-        if exported.call_end is not None:
-            edits.append((exported.obj[1], exported.call_end, b""))
+        head = b"export default " + (wrapper[0].encode() + b"(" if wrap else b"")
+        edits.append((exported.statement[0], exported.head_end, head))
+        edits.append((exported.obj[1], exported.call_end or exported.obj[1], b")" if wrap else b""))
         if exported.args is not None:
             start, end = exported.args
             schema = object_literal(parameters, _indent_of(source, start), eol.decode())
             edits.append((start, end, f"parameters: {schema}".encode()))
     edits += _moved_imports(source, _parse(source).root_node, *moved)
     text = _apply(source, edits)
-    return _apply(text, _unused_imports(text, zod_packages))
+    zod, harness = packages
+    text = _without_schema_constants(text, zod)
+    text = _apply(text, _unused_imports(text, zod))
+    types_only, types = _type_only_imports(text, harness)
+    text = _apply(text, types_only)
+    if wrap:
+        text = text.rstrip(b"\r\n") + eol + wrapper[1].encode().replace(b"\n", eol)
+    return Converted(text, _harness_use(text, harness), _imports(text, moved[1]), types)
+
+
+def _import_names(source: bytes, root: Node, packages: list[str]) -> dict[str, Node]:
+    """The names the file's imports of ``packages`` bind, each with its import statement."""
+    bound = {}
+    for statement in root.named_children:
+        specifier = statement.child_by_field_name("source")
+        if statement.type != "import_statement" or specifier is None or _text(source, specifier)[1:-1] not in packages:
+            continue
+        for node in _walk(statement):
+            if node.type == "identifier":
+                bound[_text(source, node)] = statement
+    return bound
+
+
+def _without_schema_constants(source: bytes, packages: list[str]) -> bytes:
+    """The text without the top-level constants built from a zod package's names (``const
+    schema = tool.schema``, ``const id = z.string().describe(...)``) that nothing uses any
+    more: they held the args' schemas, which are JSON Schema now."""
+    while True:
+        root = _parse(source).root_node
+        tainted = set(_import_names(source, root, packages))
+        used = Counter(
+            _text(source, node) for node in _walk(root) if node.type in ("identifier", "shorthand_property_identifier")
+        )
+        constants = []
+        for statement in root.named_children:
+            if statement.type != "lexical_declaration":
+                continue
+            declarators = [child for child in statement.named_children if child.type == "variable_declarator"]
+            names = [d.child_by_field_name("name") for d in declarators]
+            values = [d.child_by_field_name("value") for d in declarators]
+            if any(n is None or n.type != "identifier" for n in names) or any(v is None for v in values):
+                continue
+            refers = {
+                _text(source, node) for v in values if v is not None for node in _walk(v) if node.type == "identifier"
+            }
+            constants.append((statement, [_text(source, n) for n in names if n is not None], refers))
+        for _ in constants:  # what a schema constant is built from is schema too
+            tainted |= {name for _statement, names, refers in constants if refers & tainted for name in names}
+        dead = next((statement for statement, names, refers in constants
+                     if refers & tainted and all(used[name] == 1 for name in names)), None)  # fmt: skip
+        if dead is None:
+            return source
+        end = _line_after(source, dead.end_byte)
+        before = source[: dead.start_byte]
+        blank = _LINE_END.match(source, end)
+        if blank is not None and (not before.strip() or before.endswith((b"\n\n", b"\r\n\r\n", b"\r\r"))):
+            end = blank.end()  # no two blank lines where the constant stood between them
+        source = _apply(source, [(dead.start_byte, end, b"")])
+
+
+def _harness_use(source: bytes, packages: list[str]) -> str | None:
+    """Where the module still imports one of ``packages``: the first name of it the module uses
+    and the line that uses it, or the import itself."""
+    root = _parse(source).root_node
+    bound = _import_names(source, root, packages)
+    for node in _walk(root):
+        if node.type in ("identifier", "type_identifier") and _text(source, node) in bound:
+            statement = bound[_text(source, node)]
+            if not (statement.start_byte <= node.start_byte < statement.end_byte):
+                return f"`{_text(source, node)}` in `{_line_text(source, node.start_byte)}`"
+    for statement in root.named_children:
+        specifier = statement.child_by_field_name("source")
+        if (
+            statement.type == "import_statement"
+            and specifier is not None
+            and _text(source, specifier)[1:-1] in packages
+        ):
+            return f"`{_line_text(source, statement.start_byte)}`"
+    return None
+
+
+def _imports(source: bytes, folder: str) -> list[tuple[str, str | None]]:
+    """Every specifier the module imports (statically, or by ``import(...)``/``require(...)`` of
+    a string), with the repo-relative path of a relative one from the module's ``folder``."""
+    found: list[tuple[str, str | None]] = []
+    for node in _walk(_parse(source).root_node):
+        specifier = None
+        if node.type in ("import_statement", "export_statement"):
+            specifier = node.child_by_field_name("source")
+        elif node.type == "call_expression":
+            function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+            if function is not None and _text(source, function) in ("import", "require") and arguments is not None:
+                strings = [child for child in arguments.named_children if child.type == "string"]
+                specifier = strings[0] if len(arguments.named_children) == 1 and strings else None
+        if specifier is None:
+            continue
+        name = _text(source, specifier)[1:-1]
+        path = os.path.normpath(os.path.join(folder, name)) if name.startswith(("./", "../")) else None
+        if (name, path) not in found:
+            found.append((name, path))
+    return found
 
 
 def object_literal(value: object, indent: str, eol: str) -> str:
@@ -338,15 +540,48 @@ def _unused_imports(source: bytes, packages: list[str]) -> list[tuple[int, int, 
     root = _parse(source).root_node
     used = Counter(_text(source, node) for node in _walk(root) if node.type in ("identifier", "type_identifier"))
     edits = []
-    for statement in root.named_children:
-        specifier = statement.child_by_field_name("source")
-        if statement.type != "import_statement" or specifier is None or _text(source, specifier)[1:-1] not in packages:
-            continue
+    for statement in _imports_of(source, root, packages):
         names = [_text(source, node) for node in _walk(statement) if node.type == "identifier"]
         if all(used[name] <= names.count(name) for name in names):
-            end = _line_after(source, statement.end_byte)
-            if not source[: statement.start_byte].strip():  # at the top: the blank lines after it go too
-                while (blank := _LINE_END.match(source, end)) is not None:
-                    end = blank.end()
-            edits.append((statement.start_byte, end, b""))
+            edits.append(_removal(source, statement))
     return edits
+
+
+def _type_only_imports(source: bytes, packages: list[str]) -> tuple[list[tuple[int, int, bytes]], list[str]]:
+    """The imports of ``packages`` whose names the rest of the file uses only as types
+    (``context: ToolContext``): Bun drops types, so they can go; and the types so named."""
+    root = _parse(source).root_node
+    values = Counter(
+        _text(source, node) for node in _walk(root) if node.type in ("identifier", "shorthand_property_identifier")
+    )
+    types = Counter(_text(source, node) for node in _walk(root) if node.type == "type_identifier")
+    edits, named = [], []
+    for statement in _imports_of(source, root, packages):
+        names = [_text(source, node) for node in _walk(statement) if node.type == "identifier"]
+        if all(values[name] <= names.count(name) for name in names):
+            edits.append(_removal(source, statement))
+            named += [name for name in names if types[name] > 0]
+    return edits, sorted(set(named))
+
+
+def _imports_of(source: bytes, root: Node, packages: list[str]) -> list[Node]:
+    found = []
+    for statement in root.named_children:
+        specifier = statement.child_by_field_name("source")
+        if (
+            statement.type == "import_statement"
+            and specifier is not None
+            and _text(source, specifier)[1:-1] in packages
+        ):
+            found.append(statement)
+    return found
+
+
+def _removal(source: bytes, statement: Node) -> tuple[int, int, bytes]:
+    """The edit that takes a statement out with the rest of its line; at the top of the file,
+    with the blank lines after it."""
+    end = _line_after(source, statement.end_byte)
+    if not source[: statement.start_byte].strip():
+        while (blank := _LINE_END.match(source, end)) is not None:
+            end = blank.end()
+    return statement.start_byte, end, b""

@@ -1,4 +1,3 @@
-// an old copy of the Beeuni tool
 // memory — a Beeuni tool: the project's notes, as files under `memory/` in the repository.
 //
 // Commands: view, create, str_replace, insert, delete, rename. The web UI reads the call's

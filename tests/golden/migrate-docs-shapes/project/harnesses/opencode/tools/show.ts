@@ -1,4 +1,3 @@
-// an old copy of the Beeuni tool
 // show — a Beeuni tool: show the user something in the web UI.
 //
 // The UI picks a view by this tool's name and reads the call's arguments: type, path, url,

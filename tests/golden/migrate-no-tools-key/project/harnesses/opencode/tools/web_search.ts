@@ -1,4 +1,3 @@
-// an old copy
 // web_search — a Beeuni tool: search the web through the platform API.
 //
 // Several queries may be joined by `|||`; they run in parallel. The web UI reads the output
