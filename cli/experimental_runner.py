@@ -34,6 +34,7 @@ from .session_runner import (
     SessionRequest,
     _converge,
     _daemon_connection,
+    live_control,
 )
 from .session_store import SessionStore
 from .session_texts import SessionTexts
@@ -70,17 +71,7 @@ def run_experimental(request: SessionRequest, texts: SessionTexts, announce: Any
                 choice = _model(request, texts, root if isinstance(root, str) else None)
             record = _record(request, earlier, choice.name, release, converged)
 
-            def converge(to: str | None) -> dict[str, Any]:
-                assert record is not None
-                answer = _converge(channel, to)
-                if answer.get("event") == "converged":
-                    with writing:
-                        record["release"] = answer.get("release")
-                        store.write(record)
-                return answer
-
-            control = ControlServer(converge)
-            record["control"] = control.address
+            control = live_control(channel, record, store, writing)
             if earlier is None:
                 os.replace(store.log_path("daemon", pending), store.log_path("daemon", record["id"]))
             with writing:

@@ -16,20 +16,19 @@ key, is the rules' (``MODEL_PROVIDERS``, ``MODEL_PACKAGES`` in rules/turns.rules
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..daemon.turns.model import ModelChoice
+from ..engine.yaml.located import unwrap
 
 CONFIG_NAMES = ("config.json", "opencode.json", "opencode.jsonc")
 PROJECT_FILES = ("opencode.json", "opencode.jsonc", ".opencode/opencode.json", ".opencode/opencode.jsonc")
 #: bytes of one configuration file read
 MAX_CONFIG = 4 * 1024 * 1024
 _ENV = re.compile(r"\{env:([^}]+)\}")
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
 class ConfigProblem(Exception):
@@ -141,11 +140,30 @@ def _read(path: str) -> Any:
 
 
 def _parse(source: str, path: str) -> Any:
+    """The configuration's plain values, read as opencode reads JSON with comments (the reader the
+    rules' ``json_files`` fact uses, ``engine/jsonc.py``)."""
+    from ..engine.jsonc import JsonProblem, load_jsonc
+
     try:
-        document = json.loads(_without_comments(source))
-    except ValueError as err:
-        raise ConfigProblem(path, str(err)) from None
-    return _substituted(document)
+        document = load_jsonc(source.encode("utf-8"), path)
+    except JsonProblem as problem:
+        raise ConfigProblem(path, f"{problem.detail} (line {problem.loc[1]}, column {problem.loc[2]})") from None
+    return _substituted(_plain(document))
+
+
+def _plain(value: Any) -> Any:
+    """A located value (``engine/yaml/located.py``) as plain JSON values."""
+    value = unwrap(value)
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    for kind in (str, int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
 
 
 def _substituted(value: Any) -> Any:
@@ -166,31 +184,3 @@ def _merge(into: dict[str, Any], document: Any) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
-
-
-def _without_comments(source: str) -> str:
-    """JSON with comments (``//``, ``/* */``) and trailing commas, as opencode's JSONC, made JSON;
-    strings are kept as they are."""
-    parts: list[str] = []  # text outside strings, and strings, alternating
-    plain: list[str] = []
-    i, n = 0, len(source)
-    while i < n:
-        c = source[i]
-        if c == '"':
-            j = i + 1
-            while j < n and source[j] != '"':
-                j += 2 if source[j] == "\\" else 1
-            parts += [_TRAILING_COMMA.sub(r"\1", "".join(plain)), source[i : j + 1]]
-            plain = []
-            i = j + 1
-        elif source.startswith("//", i):
-            end = source.find("\n", i)
-            i = n if end < 0 else end
-        elif source.startswith("/*", i):
-            end = source.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            plain.append(c)
-            i += 1
-    parts.append(_TRAILING_COMMA.sub(r"\1", "".join(plain)))
-    return "".join(parts)

@@ -129,17 +129,7 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
                 session = {"id": earlier["id"]} if earlier is not None else runtime.server.create_session(request.agent)
             record = _record(request, session, model, runtime, earlier)
 
-            def converge(release: str | None) -> dict[str, Any]:
-                assert runtime is not None and record is not None
-                answer = _converge(runtime.channel, release)
-                if answer.get("event") == "converged":
-                    with writing:
-                        record["release"] = answer.get("release")
-                        store.write(record)
-                return answer
-
-            control = ControlServer(converge)
-            record["control"] = control.address
+            control = live_control(runtime.channel, record, store, writing)
             if earlier is None:
                 for name in LOG_NAMES:
                     os.replace(store.log_path(name, pending), store.log_path(name, record["id"]))
@@ -256,6 +246,25 @@ def _start(
         to_opencode.close()
     server.wait_ready(lambda: opencode.poll() is None)
     return runtime
+
+
+def live_control(
+    channel: HandOff, record: dict[str, Any], store: SessionStore, writing: threading.Lock
+) -> ControlServer:
+    """While a turn runs: where `sessions converge` reaches its daemon (the record keeps the
+    address), the record's release following each convergence."""
+
+    def converge(release: str | None) -> dict[str, Any]:
+        answer = _converge(channel, release)
+        if answer.get("event") == "converged":
+            with writing:
+                record["release"] = answer.get("release")
+                store.write(record)
+        return answer
+
+    control = ControlServer(converge)
+    record["control"] = control.address
+    return control
 
 
 def _converge(channel: HandOff, release: str | None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from beeuni.daemon import bun as bun_lookup
+from beeuni.daemon.host import bun as bun_lookup
 from conftest import BEEUNI, ROOT, run_beeuni
 
 STARTER = ROOT / "examples" / "starter"

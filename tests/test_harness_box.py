@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from beeuni.daemon import confine
+from beeuni.daemon.box import confine
 from beeuni.daemon.serving.secrets import project_dir
 from conftest import BEEUNI, run_beeuni
 from model_server import ScriptedModel, call, say, scripted_model

@@ -252,7 +252,7 @@ def test_without_a_model_configured_it_says_how_to_configure_one(sessions: Sessi
     finished = sessions.new(None, "--wait", "--prompt", "hello")
     assert finished.returncode == 2, finished.stderr
     assert finished.stdout == ""
-    assert "no model is configured for opencode" in finished.stderr
+    assert "no model is configured:" in finished.stderr
     assert "opencode's configuration" in finished.stderr and "--model PROVIDER/MODEL" in finished.stderr
     assert sessions.strays() == []
 

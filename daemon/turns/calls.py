@@ -11,9 +11,11 @@ the model wrote as text are read as strict JSON, as an HTTP body is.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
+from ..host.module_host import CallOutcome
 from ..host.output import SpillFolder, limit_output
 from ..messages import say
 from ..serving.session import CallRefused, Session
@@ -39,21 +41,22 @@ def read_arguments(session: Session, tool: str, raw: str | dict[str, Any] | None
 async def call_served(
     session: Session, spill: SpillFolder, tool: str, args: Any, agent: str, parent: str | None
 ) -> CallResult:
-    try:
-        outcome = await session.call(tool, args, agent, parent)
-    except CallRefused as refused:
-        return CallResult(False, refused.message, args)
-    if outcome.ok:
-        answer = limit_output(outcome.output, tool, session.messages()["spilled"], spill)
-        return CallResult(True, str(answer["output"]), args)
-    return CallResult(False, session.failure(outcome, tool, agent)[1], args)
+    return await _answered(session, spill, tool, args, agent, session.call(tool, args, agent, parent))
 
 
 async def call_harness_tool(
     session: Session, spill: SpillFolder, tool: str, module: str, args: Any, agent: str
 ) -> CallResult:
+    return await _answered(session, spill, tool, args, agent, session.call_harness_tool(tool, module, args, agent))
+
+
+async def _answered(
+    session: Session, spill: SpillFolder, tool: str, args: Any, agent: str, call: Awaitable[CallOutcome]
+) -> CallResult:
+    """What the model reads of ``call``: its output within the output contract (spilled when
+    large), a refusal's or a failure's text."""
     try:
-        outcome = await session.call_harness_tool(tool, module, args, agent)
+        outcome = await call
     except CallRefused as refused:
         return CallResult(False, refused.message, args)
     if outcome.ok:

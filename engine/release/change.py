@@ -39,7 +39,8 @@ def run(top: str, *args: str, data: bytes | None = None, index: str | None = Non
     """The output of one git command in the work tree ``top``; ``index``: the index file it
     works on instead of the repository's; ``GitFailed`` when it fails."""
     try:
-        done = git.run(top, *args, data=data, index=index, settings=_identity(top, args[0]))
+        author = _author() if args[0] == "commit-tree" else None
+        done = git.run(top, *args, data=data, index=index, settings=_identity(top, args[0]), variables=author)
     except OSError as err:
         raise GitFailed(args[0], str(err)) from None
     if done.returncode != 0:
@@ -57,6 +58,16 @@ def asked(top: str, *args: str) -> str | None:
         return None
     found = done.stdout.decode("utf-8", "surrogateescape").strip()
     return found.splitlines()[0] if done.returncode == 0 and found else None
+
+
+#: the variables of the user's environment that name a commit's author and committer (git's own)
+AUTHOR_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def _author() -> dict[str, str]:
+    """The author the user's environment names, as git reads it (the pinned environment leaves
+    every other ``GIT_*`` variable of the caller's out)."""
+    return {name: os.environ[name] for name in AUTHOR_VARIABLES if os.environ.get(name)}
 
 
 def _identity(top: str, command: str) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from .git_folder import common_folder
@@ -104,13 +104,15 @@ def run(
     index: str | None = None,
     settings: tuple[str, ...] = (),
     protocols: str = _NO_PROTOCOL,
+    variables: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """One git command in the work tree ``top``; ``GitStalled`` when it does not end in time
     (``OSError`` when there is no git). ``index``: the index file it works on instead of the
     repository's (a change request's own); ``settings``: more ``-c`` settings, read after the
-    pinned ones; ``protocols``: the transports it may use (``push`` alone names any)."""
+    pinned ones; ``protocols``: the transports it may use (``push`` alone names any);
+    ``variables``: more of the environment, the caller's own (a commit's author)."""
     limit = TIMEOUT if timeout is None else timeout
-    more = {"GIT_ALLOW_PROTOCOL": protocols}
+    more = {**(variables or {}), "GIT_ALLOW_PROTOCOL": protocols}
     if index is not None:
         more["GIT_INDEX_FILE"] = index
     extra = [part for setting in settings for part in ("-c", setting)]
