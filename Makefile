@@ -70,6 +70,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_hostile.py
 	$(BIN)/python benchmarks/bench_rules.py
 	$(BIN)/python benchmarks/bench_sessions.py
+	$(BIN)/python benchmarks/bench_turns.py
 
 # The zod the standard harness's plugin imports (daemon/plugin_zod.js): bundled from the zod that
 # @opencode-ai/plugin pins (package-lock.json), one file that imports nothing, so that the plugin
