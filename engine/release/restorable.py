@@ -4,13 +4,15 @@ A file is ``clean`` when git tracks it and it is the same in the work tree, the 
 last commit: deleted, ``git checkout`` restores it. Any other (``changed``, ``untracked``,
 ``ignored``, or ``none`` outside a git repository or without git) is never deleted. One
 ``git status`` answers for every path; each path is taken literally (no pathspec magic), and
-its answer is read from git's porcelain format, whose paths are from the work tree's top.
+its answer is read from git's porcelain format, whose paths are from the work tree's top. Both
+commands run through ``git.run``, the repository as hostile input.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
+
+from . import git
 
 CLEAN, CHANGED, UNTRACKED, IGNORED, NONE = "clean", "changed", "untracked", "ignored", "none"
 
@@ -25,11 +27,11 @@ def git_states(root: str, paths: list[str]) -> dict[str, str]:
     top = os.path.realpath(found[0])
     prefix = os.path.relpath(os.path.realpath(root), top)
     prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-    command = ["git", "--literal-pathspecs", "-C", root, "status", "--porcelain=v1", "-z", "--ignored=traditional",
-               "--untracked-files=all", "--no-renames", "--", *paths]  # fmt: skip
+    named = [prefix + path for path in paths]
+    status = ("status", "--porcelain=v1", "-z", "--ignored=traditional", "--untracked-files=all", "--no-renames")
     try:
-        done = subprocess.run(command, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
+        done = git.run(top, "--literal-pathspecs", *status, "--", *named)
+    except OSError:  # no git, or it stalled
         return dict.fromkeys(paths, NONE)
     if done.returncode != 0:
         return dict.fromkeys(paths, NONE)
@@ -39,19 +41,17 @@ def git_states(root: str, paths: list[str]) -> dict[str, str]:
             continue
         code, path = entry[:2], entry[3:]
         listed[path] = UNTRACKED if code == "??" else IGNORED if code == "!!" else CHANGED
-    quiet = [path for path in paths if prefix + path not in listed]
-    committed = _committed(root, quiet) if quiet else set()
+    quiet = [path for path in named if path not in listed]
+    committed = _committed(top, quiet) if quiet else set()
     # not listed: tracked and unchanged, or in a repository with nothing committed yet
     return {path: listed.get(prefix + path) or (CLEAN if prefix + path in committed else UNTRACKED) for path in paths}
 
 
-def _committed(root: str, paths: list[str]) -> set[str]:
-    """Which of ``paths`` the last commit holds, from the work tree's top."""
-    command = ["git", "--literal-pathspecs", "-C", root, "ls-tree", "-z", "--full-name", "--name-only", "HEAD", "--",
-               *paths]  # fmt: skip
+def _committed(top: str, paths: list[str]) -> set[str]:
+    """Which of ``paths`` (from the work tree's top ``top``) the last commit holds."""
     try:
-        done = subprocess.run(command, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
+        done = git.run(top, "--literal-pathspecs", "ls-tree", "-z", "--full-name", "--name-only", "HEAD", "--", *paths)
+    except OSError:
         return set()
     if done.returncode != 0:
         return set()
