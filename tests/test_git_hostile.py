@@ -17,7 +17,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import beeuni.rules
 import pytest
+from beeuni.engine.release import git as git_runner
 from conftest import run_beeuni
 from daemon_helpers import daemon_refused, running_daemon
 
@@ -339,3 +341,40 @@ def test_git_variables_of_the_callers_environment_reach_no_git_command(project: 
     )
     assert json.loads(done.stdout) == {"greeting": "hello", "keyed": True}, done.stderr
     assert not marker.exists()
+
+
+def test_a_filter_driver_the_repository_names_runs_in_no_work_tree_read(project: Path, tmp_path: Path) -> None:
+    """A `.gitattributes` and a `.git/config` an agent wrote mark every file for a filter driver
+    whose `clean` and `process` commands are scripts: git runs them whenever it reads a work-tree
+    file through its conversion (`status` re-hashing a changed file, `diff`, `update-index
+    --add`). The driver's name holds a `=`, which `-c name=value` would read wrongly."""
+    marker = tmp_path / "filtered"
+    script = project / "tools" / "filter.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    script.chmod(0o755)
+    (project / ".gitattributes").write_text("* filter=a=b\n*.ts filter=plain\n")
+    commit(project, "attributes")
+    with (project / ".git" / "config").open("a") as config:
+        config.write(
+            f'[filter "a=b"]\n\tclean = {script}\n[filter "plain"]\n\tclean = {script}\n\tprocess = {script}\n'
+        )
+    shipped = Path(beeuni.rules.__file__).parent / "beeuni_tools" / "web_search.ts"
+    (project / ".opencode" / "tools").mkdir(parents=True)
+    (project / ".opencode" / "tools" / "web_search.ts").write_bytes(shipped.read_bytes())
+    commit(project, "an old copy of a Beeuni tool")
+    (project / "beeuni.yaml").write_text(MANIFEST + "\n")  # changed: status reads it again
+    (project / "tools" / "helper.ts").write_text(HELPER + "\n")
+    subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True)
+    assert marker.exists()  # the attack is real: plain git runs the drivers
+    marker.unlink()
+
+    planned = run_beeuni(["tools", "migrate", "--dry-run", str(project)], cwd=project)  # git status of the copy
+    assert "web_search.ts" in planned.stdout, planned.stdout + planned.stderr
+    for args in (
+        ("status", "--porcelain"),
+        ("diff", "--no-ext-diff", "--no-textconv", "--name-only"),
+        ("update-index", "--add", "--", "beeuni.yaml", "tools/helper.ts"),
+    ):
+        done = git_runner.run(str(project), *args, index=str(tmp_path / "index"))
+        assert done.returncode == 0, done.stderr
+    assert not marker.exists(), marker.read_text()

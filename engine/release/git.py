@@ -28,6 +28,16 @@ so every git command beeuni runs is started here, and only here:
   ``GIT_OBJECT_DIRECTORY`` at the repository's objects, so no configuration of the repository is
   read at all, and the reader (``objects.py``) checks every object against its name: whatever
   an alternate, a forged loose object or pack holds, only the bytes the commit names are used.
+- **No filter driver.** A command that reads work-tree files through git's conversion
+  (``_READS_WORK_TREE``: ``status`` re-hashes a file whose stat data changed, ``diff`` against the
+  work tree, ``update-index --add``) would run the ``clean`` or ``process`` command of any
+  ``filter.<name>`` the repository configures for a path its ``.gitattributes`` (in the work tree,
+  where agents write) marks. Such a command is given every driver the repository's configuration
+  names, emptied (``filter.<name>.clean`` = "" …, as ``GIT_CONFIG_KEY_n`` variables), which git
+  takes as no filter: files are read as their bytes. (git 2.40's ``--attr-source`` would keep
+  the work tree's attributes out instead; the configuration is read just before, so a driver
+  added in between is the one gap.) Diff drivers stay off by the callers' ``--no-ext-diff`` and
+  ``--no-textconv``.
 - **Bounded.** A command that has not answered within ``TIMEOUT`` seconds is ended (an
   ``include.path`` naming a FIFO stalls git for ever); no command reads beeuni's standard input.
 """
@@ -77,6 +87,11 @@ _OVERRIDES = (
 )
 
 
+#: the git commands that read work-tree files through git's conversion (its filter drivers)
+_READS_WORK_TREE = frozenset({"status", "diff", "update-index", "add", "hash-object"})
+_FILTER_KEYS = ("clean", "smudge", "process")
+
+
 class GitStalled(OSError):
     """git did not answer within ``TIMEOUT`` seconds and was ended."""
 
@@ -115,6 +130,9 @@ def run(
     more = {**(variables or {}), "GIT_ALLOW_PROTOCOL": protocols}
     if index is not None:
         more["GIT_INDEX_FILE"] = index
+    subcommand = next((arg for arg in args if not arg.startswith("-")), "")
+    if subcommand in _READS_WORK_TREE:
+        more.update(_no_filters(top, limit))
     extra = [part for setting in settings for part in ("-c", setting)]
     argv = command(top, *args)
     at = len(argv) - len(args)  # after the pinned settings: these outrank them
@@ -129,6 +147,33 @@ def run(
         )
     except subprocess.TimeoutExpired:
         raise GitStalled(limit) from None
+
+
+def _no_filters(top: str, limit: float) -> dict[str, str]:
+    """Settings emptying every filter driver the repository's configuration names (its includes
+    followed, as git would), so that a work-tree read runs none of them: given as git's
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n`` variables, which split no name at a ``=`` (a
+    driver's name may hold one, and ``-c name=value`` would read it wrongly)."""
+    try:
+        done = subprocess.run(
+            command(top, "config", "--null", "--get-regexp", r"^filter\."),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=environment(),
+            timeout=limit,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitStalled(limit) from None
+    names = set()
+    for entry in done.stdout.split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        if key.count(".") >= 2:
+            names.add(key[len("filter.") :].rsplit(".", 1)[0])
+    keys = [f"filter.{name}.{key}" for name in sorted(names) for key in _FILTER_KEYS]
+    settings = {"GIT_CONFIG_COUNT": str(len(keys))}
+    for number, key in enumerate(keys):
+        settings |= {f"GIT_CONFIG_KEY_{number}": key, f"GIT_CONFIG_VALUE_{number}": ""}
+    return settings
 
 
 #: the transports a push (``beeuni cr open``, the user's own command) may use: never ``ext::`` or
