@@ -148,32 +148,22 @@ def _parse(source: str, path: str) -> Any:
         document = load_jsonc(source.encode("utf-8"), path)
     except JsonProblem as problem:
         raise ConfigProblem(path, f"{problem.detail} (line {problem.loc[1]}, column {problem.loc[2]})") from None
-    return _substituted(_plain(document))
+    return _plain(document)
 
 
 def _plain(value: Any) -> Any:
-    """A located value (``engine/yaml/located.py``) as plain JSON values."""
+    """A located value (``engine/yaml/located.py``) as plain JSON values, each ``{env:NAME}`` in a
+    string replaced by the variable's value, as opencode reads its configuration."""
     value = unwrap(value)
+    if isinstance(value, str):
+        return _ENV.sub(lambda m: os.environ.get(m.group(1), ""), str(value))
     if isinstance(value, dict):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_plain(item) for item in value]
     if isinstance(value, bool) or value is None:
         return value
-    for kind in (str, int, float):
-        if isinstance(value, kind):
-            return kind(value)
-    return value
-
-
-def _substituted(value: Any) -> Any:
-    if isinstance(value, str):
-        return _ENV.sub(lambda m: os.environ.get(m.group(1), ""), value)
-    if isinstance(value, dict):
-        return {key: _substituted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_substituted(item) for item in value]
-    return value
+    return float(value) if isinstance(value, float) else int(value) if isinstance(value, int) else value
 
 
 def _merge(into: dict[str, Any], document: Any) -> None:
