@@ -15,15 +15,19 @@ reaches the daemon through this runner (``session_control.py``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import IO, Any
 
 from ..daemon.edge.handoff import HandOff
+from ..daemon.turns.model import ModelChoice
 from .model_config import ConfigProblem, ModelProblem, NoModel, choose, settings
 from .process_group import Interrupted, interruptible, start_group, stop_group, uninterrupted
 from .session_control import ControlServer
@@ -43,14 +47,14 @@ from .session_texts import SessionTexts
 TURN_LIMIT = 24 * 3600.0
 
 
-def run_experimental(request: SessionRequest, texts: SessionTexts, announce: Any) -> Outcome:
+def run_experimental(request: SessionRequest, texts: SessionTexts, announce: Callable[[str], None]) -> Outcome:
     """Start the turn, ``announce`` the session's id, run the turn and keep the records. Raises
     ``SessionRefused`` (nothing kept) when it cannot start."""
     store = SessionStore(request.repo_root)
     earlier = store.read(request.session_id) if request.session_id is not None else None
     pending = earlier["id"] if earlier is not None else f".starting-{os.getpid()}"
     record: dict[str, Any] | None = None
-    daemon = None
+    daemon: subprocess.Popen[bytes] | None = None
     channel = HandOff()
     control: ControlServer | None = None
     writing = threading.Lock()
@@ -105,7 +109,9 @@ def run_experimental(request: SessionRequest, texts: SessionTexts, announce: Any
     return outcome
 
 
-def _start_daemon(request: SessionRequest, channel: HandOff, earlier: dict[str, Any] | None, log: IO[bytes]) -> Any:
+def _start_daemon(
+    request: SessionRequest, channel: HandOff, earlier: dict[str, Any] | None, log: IO[bytes]
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "BEEUNI_BUN": request.bun}
     command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest, "--harness", request.harness]
     command += ["--agent", request.agent, "--connection-fd", str(channel.fd)]
@@ -118,14 +124,12 @@ def _start_daemon(request: SessionRequest, channel: HandOff, earlier: dict[str, 
     return daemon
 
 
-def _connection_of(channel: HandOff, daemon: Any, texts: SessionTexts, log: str) -> dict[str, Any]:
-    import json
-
+def _connection_of(channel: HandOff, daemon: subprocess.Popen[bytes], texts: SessionTexts, log: str) -> dict[str, Any]:
     found: dict[str, Any] = json.loads(_daemon_connection(channel, daemon, texts, log))
     return found
 
 
-def _model(request: SessionRequest, texts: SessionTexts, release_root: str | None) -> Any:
+def _model(request: SessionRequest, texts: SessionTexts, release_root: str | None) -> ModelChoice:
     """The model of the turn; a usage problem (exit 2) when none is configured or it cannot be
     spoken."""
     try:

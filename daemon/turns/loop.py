@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...engine.printable import printable
 from ...engine.resolved import PermissionRule
 from ..host.output import SpillFolder
 from ..messages import say
@@ -29,6 +28,8 @@ from .record import TurnRecord, dump_history, load_history
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ToolCallPart
     from pydantic_ai.models import Model
+
+    from ..serving.generation import Generation
 
 #: an event for whoever drives the turn (``control.py`` sends it on the starter's channel)
 Emit = Callable[[dict[str, Any]], None]
@@ -94,7 +95,7 @@ class TurnLoop:
             return TurnEnd("error", error=failed.text, history=dump_history(messages), messages=record.messages)
         return TurnEnd("completed", answer, history=dump_history(messages), messages=record.messages)
 
-    def _generation(self) -> Any:
+    def _generation(self) -> Generation:
         assert self.session.current is not None
         return self.session.current
 
@@ -196,7 +197,7 @@ class TurnLoop:
         """The agent's permission rules on this harness (none for an agent the manifest does not
         declare)."""
         declared = self._generation().grants.agents.get(agent)
-        return list(declared.permission) if declared is not None else []
+        return declared.permission if declared is not None else []
 
     async def _delegate(
         self, rules: _Rules, agent: str, args: Any, offered: dict[str, Offered], depth: int
@@ -208,7 +209,7 @@ class TurnLoop:
         agents = generation.grants.agents
         if not isinstance(child, str) or child not in agents:
             names = ", ".join(sorted(agents)) or "none"
-            return refusal(rules.texts, "unknown_subagent", args, agent=printable(str(child)), detail=names)
+            return refusal(rules.texts, "unknown_subagent", args, agent=str(child), detail=names)
         if depth + 1 > rules.depth:
             return refusal(rules.texts, "subagent_too_deep", args, agent=child, detail=str(rules.depth))
         tools = offered_tools(generation, child, agent, offered)
