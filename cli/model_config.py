@@ -83,7 +83,7 @@ def settings(release_root: str | None, environ: Mapping[str, str] | None = None)
         if document is not None:
             _merge(merged, document)
     if env.get("OPENCODE_CONFIG_CONTENT"):
-        _merge(merged, _parse(env["OPENCODE_CONFIG_CONTENT"], "OPENCODE_CONFIG_CONTENT"))
+        _merge(merged, parse_config(env["OPENCODE_CONFIG_CONTENT"], "OPENCODE_CONFIG_CONTENT"))
     return merged
 
 
@@ -136,10 +136,10 @@ def _read(path: str) -> Any:
         raise ConfigProblem(path, err.strerror or str(err)) from None
     if len(data) > MAX_CONFIG:
         raise ConfigProblem(path, f"larger than {MAX_CONFIG} bytes")
-    return _parse(data.decode("utf-8", "replace"), path)
+    return parse_config(data.decode("utf-8", "replace"), path)
 
 
-def _parse(source: str, path: str) -> Any:
+def parse_config(source: str, path: str) -> Any:
     """The configuration's plain values, read as opencode reads JSON with comments (the reader the
     rules' ``json_files`` fact uses, ``engine/jsonc.py``)."""
     from ..engine.jsonc import JsonProblem, load_jsonc

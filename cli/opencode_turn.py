@@ -21,8 +21,16 @@ and from ``~/.claude``. A turn gives it only the session's:
   what the user named in the environment of the command; and of the user's global configuration
   its models alone (``provider``, ``model``, ``small_model``; ``model_config.user_models``), as the
   configuration folder's ``config.json`` — no plugin, MCP server or agent of it;
-* opencode's data, state and cache folders stay the user's (``XDG_DATA_HOME`` … as before), so
-  that a session's conversation goes on from turn to turn and ``opencode auth login`` counts.
+* opencode's data and state folders the session's own (``SessionData``, in the project's state
+  folder), where its database keeps the conversation from turn to turn, and its cache the turn's:
+  never the user's, which the user's own opencode loads code from (its cache's packages) and
+  configuration (``auth.json``'s ``wellknown`` entries fetch one). Each turn keeps of the session's
+  data only the database; the user's ``auth.json`` (``opencode auth login``) is given in
+  ``OPENCODE_AUTH_CONTENT``, read before opencode starts, and no ``auth.json`` is read;
+* the rules' ``OPENCODE_TURN_SETTINGS`` (no formatter, no language server) merged last;
+* ``SHELL`` and the ``shell`` setting the launcher of the commands' box
+  (``daemon/box/command_box.py``): every command of its model runs in a box nested in opencode's,
+  which reaches neither opencode's data nor its configuration, nor the password of its server.
 """
 
 from __future__ import annotations
@@ -33,12 +41,14 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..daemon.box import command_box
 from ..daemon.box.confine import allowed_around
 from ..daemon.box.harness_box import HarnessBox, harness_box
+from ..daemon.box.sandbox import SEARCH_PATH
 from ..daemon.plugin import ZOD
 from ..daemon.serving.secrets import state_dir
 from ..engine.paths import git_top, upward
-from .model_config import ConfigProblem, user_models
+from .model_config import ConfigProblem, parse_config, user_models
 
 #: the XDG folders opencode keeps its own data in, and where they are when the variable is unset
 DATA_FOLDERS = {
@@ -49,6 +59,12 @@ DATA_FOLDERS = {
 USER_CONFIG = "user-config.json"  # the copy of the user's OPENCODE_CONFIG
 GLOBAL_MODELS = "config.json"  # the global folder's first file: the user's models, read before the rest
 INSTRUCTIONS = "AGENTS.md"  # where opencode reads the configuration folder's instructions
+DEFAULT_SHELL = "/bin/sh"  # the commands' shell when none the rules name is on the search path
+SHELL_SETTING = "shell"  # the configuration key of the shell opencode runs its model's commands in
+AUTH = "auth.json"  # the credentials `opencode auth login` keeps in the user's data folder
+#: what a session's data folder keeps from turn to turn: opencode's database (``opencode*.db``,
+#: with its write-ahead log); the rest (downloaded programs, git snapshots, logs) is made anew
+DATABASE_PREFIX, DATABASE_SUFFIXES = "opencode", (".db", ".db-wal", ".db-shm")
 
 
 @dataclass(frozen=True)
@@ -70,9 +86,67 @@ class TurnFolders:
     def tmp(self) -> str:
         return os.path.join(self.root, "tmp")
 
+    @property
+    def cache(self) -> str:
+        """opencode's cache folder (``XDG_CACHE_HOME``): the packages it installs, made anew."""
+        return os.path.join(self.root, "cache")
+
+    @property
+    def shell(self) -> str:
+        """Where the commands' launcher is written (``SHELL``)."""
+        return os.path.join(self.root, "shell")
+
+    @property
+    def commands(self) -> str:
+        """The home and temporary folder of the commands opencode's model runs."""
+        return os.path.join(self.root, "commands")
+
     def make(self) -> None:
-        for folder in (self.config, self.home, self.tmp):
+        for folder in (self.config, self.home, self.tmp, self.cache, self.shell, self.commands):
             os.makedirs(folder, mode=0o700, exist_ok=True)
+
+
+@dataclass(frozen=True)
+class SessionData:
+    """opencode's data and state folders of one session (``XDG_DATA_HOME``, ``XDG_STATE_HOME``)."""
+
+    root: str
+
+    @property
+    def data(self) -> str:
+        return os.path.join(self.root, "data")
+
+    @property
+    def state(self) -> str:
+        return os.path.join(self.root, "state")
+
+    def prepare(self) -> None:
+        """Make the folders, keeping of opencode's data only its database: whatever else a turn left
+        there (a program in ``bin/``, a snapshot's git configuration) is removed before opencode
+        reads it again."""
+        for folder in (self.root, self.data, self.state):
+            _real_folder(folder)
+        mine = _real_folder(os.path.join(self.data, "opencode"))
+        _real_folder(os.path.join(self.state, "opencode"))
+        for entry in os.scandir(mine):
+            if entry.is_file(follow_symlinks=False) and _is_database(entry.name):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+
+
+def _is_database(name: str) -> bool:
+    return name.startswith(DATABASE_PREFIX) and name.endswith(DATABASE_SUFFIXES)
+
+
+def _real_folder(path: str) -> str:
+    """``path`` as a folder of this user's, readable by them only (a link or file there removed)."""
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        os.unlink(path)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
 
 
 def data_folders(env: dict[str, str]) -> dict[str, str]:
@@ -81,10 +155,15 @@ def data_folders(env: dict[str, str]) -> dict[str, str]:
     return {name: env.get(name) or os.path.join(home, *default) for name, default in DATA_FOLDERS.items()}
 
 
-def environment(env: dict[str, str], turn: TurnFolders) -> dict[str, str]:
-    """opencode's environment: ``env`` (the runner's) with its configuration the turn's alone."""
-    given = {**env, **data_folders(env)}
+def environment(env: dict[str, str], turn: TurnFolders, data: SessionData) -> dict[str, str]:
+    """opencode's environment: ``env`` (the runner's) with its configuration the turn's alone, its
+    data the session's and the user's credentials given whole."""
+    given = dict(env)
     given.update(
+        XDG_DATA_HOME=data.data,
+        XDG_STATE_HOME=data.state,
+        XDG_CACHE_HOME=turn.cache,
+        OPENCODE_AUTH_CONTENT=env.get("OPENCODE_AUTH_CONTENT") or _user_credentials(env),
         HOME=turn.home,
         XDG_CONFIG_HOME=turn.root,
         TMPDIR=turn.tmp,
@@ -111,6 +190,31 @@ def environment(env: dict[str, str], turn: TurnFolders) -> dict[str, str]:
     return given
 
 
+def _user_credentials(env: dict[str, str]) -> str:
+    """The user's ``auth.json`` as opencode would read it (``{}`` when there is none)."""
+    path = os.path.join(data_folders(env)["XDG_DATA_HOME"], "opencode", AUTH)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            content = json.load(handle)
+    except (OSError, ValueError):
+        return "{}"
+    return json.dumps(content) if isinstance(content, dict) else "{}"
+
+
+def with_settings(content: str | None, settings: dict[str, object]) -> str | None:
+    """``OPENCODE_CONFIG_CONTENT`` with ``settings`` merged over it (content that is not a JSON
+    object is left as it is: opencode refuses it and starts no turn)."""
+    if not settings:
+        return content
+    try:
+        document = parse_config(content, "OPENCODE_CONFIG_CONTENT") if content else {}
+    except ConfigProblem:
+        return content
+    if not isinstance(document, dict):
+        return content
+    return json.dumps({**document, **settings})
+
+
 def give_release(release_root: str, turn: TurnFolders, paths: list[str]) -> list[str]:
     """Copy the release's project configuration (``paths``, repo-relative) into the turn's folders:
     ``.opencode/…`` into ``home/.opencode/``, the rest into the configuration folder; the project
@@ -135,22 +239,46 @@ def give_release(release_root: str, turn: TurnFolders, paths: list[str]) -> list
     return sorted(made)
 
 
-def box(repo_root: str, turn: TurnFolders, env: dict[str, str], opencode: str, read: list[str]) -> HarnessBox:
-    """The box the turn's opencode runs in: the project's folder read and written (git's folder
-    and the state folder aside), the turn's ``home/`` and ``tmp/`` and opencode's own data folders
-    written; the turn's configuration folder (the plugin), opencode's install, beeuni's (the
-    plugin's zod), ``read`` and the git work tree around the project only read."""
+def box(
+    repo_root: str,
+    turn: TurnFolders,
+    data: SessionData,
+    env: dict[str, str],
+    opencode: str,
+    read: list[str],
+    shells: list[str],
+) -> tuple[HarnessBox, str]:
+    """The box the turn's opencode runs in, and the launcher of its commands' box (for ``SHELL``).
+
+    opencode's: the project's folder read and written (git's folder and the state folder aside),
+    the turn's ``home/``, ``tmp/``, cache and commands' folders and the session's data written; the
+    turn's configuration folder (the plugin), opencode's install, beeuni's (the plugin's zod, the
+    launcher), ``read`` and the git work tree around the project only read.
+
+    Its commands': the project's folder as above and their own home and temporary folder written,
+    ``read`` and the git work tree around the project read — not opencode's data, home,
+    configuration or install. The real shell is the first of ``shells`` on the search path."""
     hidden = [state_dir()]
     git = git_top(repo_root)
-    protected, readable = [], [*read, turn.root, *_install(opencode), os.path.dirname(ZOD)]
+    protected, around = [], []
     if git is not None:
         top, git_dir = git
         protected += [git_dir, os.path.join(top, ".git")]
-        readable += [git_dir, *_common_dir(git_dir), *allowed_around(os.path.realpath(top), hidden)]
-    folders = [os.path.join(path, "opencode") for path in data_folders(env).values()]
-    for folder in folders:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    return harness_box(repo_root, hidden, protected, readable, [*folders, turn.home, turn.tmp])
+        around += [git_dir, *_common_dir(git_dir), *allowed_around(os.path.realpath(top), hidden)]
+    opencode_reads = [*read, *around, turn.root, *_install(opencode), os.path.dirname(ZOD)]
+    opencode_reads += command_box.readable_for_launcher()
+    written = [data.data, data.state, turn.cache, turn.home, turn.tmp, turn.commands]
+    harness = harness_box(repo_root, hidden, protected, opencode_reads, written)
+    commands = harness_box(repo_root, hidden, protected, [*read, *around], [turn.commands])
+    home = turn.commands
+    variables = {"HOME": home, "TMPDIR": home, **{name: home for name in DATA_FOLDERS}}
+    variables["XDG_CONFIG_HOME"] = home
+    found = (shutil.which(name, path=env.get("PATH") or SEARCH_PATH) for name in shells)
+    shell = next((path for path in found if path), DEFAULT_SHELL)
+    launcher = command_box.write_launcher(
+        turn.shell, os.path.realpath(shell), commands.read, commands.write, commands.abi, variables
+    )
+    return harness, launcher
 
 
 def _install(opencode: str) -> Iterator[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -103,6 +104,7 @@ class Runtime:
     release: str | None
     server: OpencodeServer
     turn: TurnFolders
+    data_key: str  # the session's opencode data folder (``SessionStore.opencode_data``)
     converged: dict[str, Any] | None = None  # the daemon's answer to a convergence at the start
 
 
@@ -187,6 +189,9 @@ def _start(
     env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
     to_daemon, to_opencode = HandOff(), HandOff()
     turn = store.fresh_turn()
+    data_key = str(earlier.get("opencode_data") or "") if earlier is not None else ""
+    if not data_key.isalnum():  # a first turn (or a record from before sessions had their own)
+        data_key = secrets.token_hex(8)
     try:
         command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
         command += ["--agent", request.agent, "--opencode-dir", turn.config]
@@ -200,12 +205,21 @@ def _start(
         started.append(daemon)
         to_daemon.started()
         server = OpencodeServer.new()
-        opencode_env = {**opencode_turn.environment(env, turn), **server.environment()}
+        data = store.opencode_data(data_key)
+        data.prepare()
+        opencode_env = {**opencode_turn.environment(env, turn, data), **server.environment()}
         opencode_env[VARIABLE] = str(to_opencode.fd)
         if request.agent == texts.session_agent and "OPENCODE_CONFIG_CONTENT" not in opencode_env:
             # the session agent, with opencode's defaults, where opencode's configuration has none
             opencode_env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {request.agent: {}}})
-        box = opencode_turn.box(request.repo_root, turn, env, request.opencode, [store.opencode_dir, store.outputs_dir])
+        read = [store.opencode_dir, store.outputs_dir]
+        box, shell = opencode_turn.box(request.repo_root, turn, data, env, request.opencode, read, texts.command_shells)
+        # the launcher of the commands' box as the shell, over a `shell` of the release's configuration
+        settings = {**texts.opencode_turn_settings, opencode_turn.SHELL_SETTING: shell}
+        content = opencode_turn.with_settings(opencode_env.get("OPENCODE_CONFIG_CONTENT"), settings)
+        if content is not None:
+            opencode_env["OPENCODE_CONFIG_CONTENT"] = content
+        opencode_env["SHELL"] = shell
         if box.missing or box.filter_missing:
             detail = "; ".join(reason for reason in (box.missing, box.filter_missing) if reason)
             logs["opencode"].write((texts.message("opencode_not_confined", detail=detail) + "\n").encode())
@@ -227,7 +241,7 @@ def _start(
                 raise PluginMismatch(f"the plugin is not in {turn.config}")
         except PluginMismatch as err:
             raise SessionRefused(texts.message("plugin_mismatch", detail=str(err)), 1) from None
-        runtime = Runtime(to_daemon, document.get("release"), server, turn)
+        runtime = Runtime(to_daemon, document.get("release"), server, turn, data_key)
         root = document.get("release_root")
         if earlier is not None and earlier.get("converge_to"):
             runtime.converged = _converge(to_daemon, str(earlier["converge_to"]))
@@ -346,6 +360,7 @@ def _record(
     reach = {"url": runtime.server.url, "password": runtime.server.password}  # while it runs: `sessions log`
     record.update(status="running", runner=os.getpid(), opencode=reach, prompt=request.prompt, answer="", error="")
     record["release"] = runtime.release  # the commit the session serves (None: a copy of a folder outside git)
+    record["opencode_data"] = runtime.data_key
     return record
 
 

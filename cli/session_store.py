@@ -6,7 +6,10 @@ never in the repository.
         opencode-*/                one turn's folders, made fresh for it and removed after it
                                    (``opencode_turn.py``): opencode/, its configuration folder,
                                    with the plugin the daemon writes (checked by its digest before
-                                   opencode loads it) and the package linked in; home/, tmp/
+                                   opencode loads it) and the package linked in; home/, tmp/,
+                                   cache/, shell/ (the commands' launcher), commands/ (their home)
+        opencode-data/<key>/       a session's opencode data and state folders (its record names
+                                   the key): its database, kept from turn to turn
         sessions/<id>.json         beeuni's record: agent, model, prompt, start, status, answer
         sessions/<id>.export.json  opencode's own records of the session ({info, messages}, as
                                    `opencode export` prints them), taken when it ended; on the
@@ -34,7 +37,7 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from ..daemon.serving.secrets import project_dir, write_private
-from .opencode_turn import TurnFolders
+from .opencode_turn import SessionData, TurnFolders
 
 RECORD_SUFFIX = ".json"
 #: what opencode writes into its configuration folder when it installs the plugin's package
@@ -79,6 +82,12 @@ class SessionStore:
         turn.make()
         self.link_package(turn.config)
         return turn
+
+    def opencode_data(self, key: str) -> SessionData:
+        """opencode's data and state folders of the session whose record names ``key``."""
+        if not key.isalnum():
+            raise ValueError(f"not a folder's key: {key!r}")
+        return SessionData(os.path.join(os.path.dirname(self.opencode_dir), "opencode-data", key))
 
     def link_package(self, folder: str) -> None:
         """Link the package kept between turns into the configuration folder ``folder``, with the

@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from ..engine.lang.values import text
+from ..engine.yaml.located import unwrap
 from .shared import UsageError
 
 if TYPE_CHECKING:
@@ -40,6 +41,10 @@ class SessionTexts:
         self.output_lines = int(limits["lines"])
         self.prompt_characters = int(limits["prompt_characters"])
         self.opencode_project_files = [text(path) for path in run.output("OPENCODE_PROJECT_FILES")]
+        settings = run.output("OPENCODE_TURN_SETTINGS") if "OPENCODE_TURN_SETTINGS" in run.program["lets"] else {}
+        self.opencode_turn_settings: dict[str, Any] = {str(key): unwrap(value) for key, value in settings.items()}
+        shells = run.output("COMMAND_SHELLS") if "COMMAND_SHELLS" in run.program["lets"] else []
+        self.command_shells = [text(name) for name in shells]
         # the experimental harness's model providers (rules/turns.rules), plain
         lets = run.program["lets"]
         providers = run.output("MODEL_PROVIDERS") if "MODEL_PROVIDERS" in lets else {}

@@ -7,9 +7,12 @@ folder and git's hooks.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ from beeuni.daemon.box import confine
 from beeuni.daemon.serving.secrets import project_dir
 from conftest import BEEUNI, run_beeuni
 from model_server import ScriptedModel, call, say, scripted_model
-from opencode_session import opencode_version, sessions_environment
+from opencode_session import OPENCODE, opencode_version, sessions_environment
 
 SESSION_LIMIT = 600  # seconds a turn may take (a failure, not a measurement)
 GREET = """export default {
@@ -209,3 +212,99 @@ def test_the_models_commands_reach_the_working_tree_and_not_the_secrets(tmp_path
     assert "Permission denied" in outputs["hook"] and not hook.exists()
     assert outputs["tree"].strip() == "written"
     assert (repo.folder / "written.txt").read_text() == "written\n"
+
+
+class WellKnown:
+    """A stand-in for the server an ``auth.json`` ``wellknown`` entry names: it counts the requests
+    for its configuration (``/.well-known/opencode``) and answers one that loads nothing."""
+
+    def __init__(self) -> None:
+        self.hits: list[str] = []
+        known = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                known.hits.append(self.path)
+                body = json.dumps({"auth": {"command": ["true"], "env": "X"}, "config": {}}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.skipif(confine.abi() == 0, reason="the kernel has no Landlock")
+def test_what_a_turn_writes_in_opencodes_data_neither_reaches_nor_loads_at_the_next(tmp_path: Path) -> None:
+    """opencode's data folder is the session's own, not the user's, and its commands' box is nested
+    in opencode's. The model's commands cannot read opencode's database nor write its data, and see
+    neither the password of opencode's server (with which they could prompt any agent) nor a key of
+    the runner's environment. What opencode's own `write` tool puts there (an `auth.json` whose
+    `wellknown` entry makes plain opencode fetch a configuration — shown first) is gone and never
+    fetched at the next turn. A `shell` the release's configuration names does not take the
+    commands out of their box."""
+    repo = Monorepo(tmp_path)
+    (repo.folder / "opencode.json").write_text(json.dumps({"shell": shutil.which("bash")}))
+    repo.commit()
+    known = WellKnown()
+    planted = json.dumps({known.url: {"type": "wellknown", "key": "X", "token": "t"}})
+    allowed = json.dumps({"external_directory": "allow"})
+    prompt = "Greet Ada."
+    script = [call("greet", {"name": "Ada"}), say("greeted")]
+    attacks = [call("bash", {"command": command, "description": name}) for name, command in {
+        "environment": "printenv OPENCODE_SERVER_PASSWORD OPENCODE_AUTH_CONTENT PLANTED_KEY; echo end",
+        "plant": "echo '{planted}' > {auth} 2>&1 || echo refused",
+        "database": "head -c 15 {data}/opencode.db 2>&1 || echo refused",
+    }.items()]  # fmt: skip
+    try:
+        with scripted_model({prompt: [*script, *script]}) as model:
+            first = repo.sessions(model, "new", "--wait", "--prompt", prompt)
+            assert first.returncode == 0, first.stderr
+            session_id = first.stdout.split("\n", 1)[0]
+            record_path = next((tmp_path / "state").glob(f"projects/*/sessions/{session_id}.json"))
+            key = json.loads(record_path.read_text())["opencode_data"]
+            data = record_path.parent.parent / "opencode-data" / key / "data" / "opencode"
+            assert [p.name for p in data.iterdir() if p.name.endswith(".db")]  # the conversation is here
+            auth = data / "auth.json"
+            for attack in attacks:
+                for found in attack.calls:
+                    assert isinstance(found.arguments, dict)
+                    found.arguments["command"] = found.arguments["command"].format(
+                        planted=planted, auth=auth, data=data
+                    )
+            planting = [*attacks, call("write", {"filePath": str(auth), "content": planted}), say("done")]
+            model.script[prompt][2:2] = planting
+            second = repo.sessions(
+                model, "prompt", session_id, "--wait", "--prompt", "Look around.",
+                OPENCODE_PERMISSION=allowed, PLANTED_KEY="sk-of-the-runner",
+            )  # fmt: skip
+            assert second.returncode == 0, second.stderr
+            calls = tool_calls(repo.log(session_id))
+            outputs = {found["arguments"].get("description", "write"): found["output"] for found in calls}
+            assert outputs["environment"].strip() == "end"
+            assert "Permission denied" in outputs["plant"]
+            assert "Permission denied" in outputs["database"] and "SQLite" not in outputs["database"]
+            assert json.loads(auth.read_text()) == json.loads(planted)  # opencode's own tool wrote it
+            # plain opencode, given this data folder, fetches the configuration the entry names
+            plain = {**os.environ, **repo.env(None), "XDG_DATA_HOME": str(data.parent)}
+            command = [str(OPENCODE), "debug", "config"]
+            subprocess.run(command, cwd=repo.folder, env=plain, capture_output=True, timeout=120, check=False)
+            assert known.hits == ["/.well-known/opencode"]
+            known.hits.clear()
+            third = repo.sessions(model, "prompt", session_id, "--wait", "--prompt", "Greet Ada again.")
+            assert third.returncode == 0, third.stderr
+        assert third.stdout.endswith("greeted\n")
+        assert known.hits == []
+        assert not auth.exists()
+    finally:
+        known.close()

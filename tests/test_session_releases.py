@@ -186,7 +186,8 @@ def test_converging_on_no_commit_is_refused_and_changes_nothing(tmp_path: Path) 
 
 LOOK = (
     "env | grep -c '^OPENCODE_SERVER_PASSWORD=' || true; p=$PPID;"
-    ' while [ "$(cat /proc/$p/comm)" != opencode ] && [ "$p" -gt 1 ]; do p=$(cut -d" " -f4 /proc/$p/stat); done;'
+    ' while [ "$(cat /proc/$p/comm 2>/dev/null)" != opencode ] && [ "$p" -gt 1 ] 2>/dev/null;'
+    ' do p=$(cut -d" " -f4 /proc/$p/stat 2>/dev/null); done;'
     " if cat /proc/$p/environ > /dev/null 2>&1; then echo environ readable; else echo environ unreadable; fi"
 )
 

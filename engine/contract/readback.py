@@ -523,6 +523,8 @@ SESSION_VALUES: dict[str, Shape] = {
     "SESSION_LOG_LIMITS": Record({"characters": Count(), "lines": Count(), "prompt_characters": Count()}),
     "SESSION_MESSAGES": Record({}, rest=Template(SESSION_MESSAGE_FIELDS)),
     "OPENCODE_PROJECT_FILES": ListOf(Str("a repo-relative path"), "paths"),
+    "OPENCODE_TURN_SETTINGS": Map("opencode's configuration keys"),
+    "COMMAND_SHELLS": ListOf(Str("a shell's name"), "names"),
 }
 
 
