@@ -20,8 +20,8 @@ import pytest
 from beeuni.daemon.box import confine
 from beeuni.daemon.serving.secrets import project_dir
 from conftest import BEEUNI, run_beeuni
-from model_server import ScriptedModel, call, say, scripted_model
-from opencode_session import OPENCODE, opencode_version, sessions_environment
+from model_server import MODEL_ID, ScriptedModel, call, say, scripted_model
+from opencode_session import OPENCODE, environment, opencode_version, sessions_environment
 
 SESSION_LIMIT = 600  # seconds a turn may take (a failure, not a measurement)
 GREET = """export default {
@@ -308,3 +308,48 @@ def test_what_a_turn_writes_in_opencodes_data_neither_reaches_nor_loads_at_the_n
         assert not auth.exists()
     finally:
         known.close()
+
+
+def test_a_formatter_planted_in_opencodes_cache_never_runs(tmp_path: Path) -> None:
+    """With formatters on in the release's configuration and prettier in the project's package.json,
+    opencode formats what its `write` tool wrote with the prettier of its cache folder
+    (`packages/prettier/…`), which the model's commands wrote when the cache was the user's: plain
+    opencode runs a prettier planted there (shown first). A session's cache is the turn's own, out of
+    its commands' reach (they plant into a cache of their own), and its opencode runs no formatter."""
+    repo = Monorepo(tmp_path)
+    (repo.folder / "opencode.json").write_text(json.dumps({"formatter": True}))
+    (repo.folder / "package.json").write_text(json.dumps({"devDependencies": {"prettier": "3.0.0"}}))
+    repo.commit()
+    marker = repo.folder / "formatter-ran"
+    program = f"#!/bin/sh\necho ran > {marker}\n"
+    package = Path("opencode") / "packages" / "prettier" / "node_modules" / ".bin"
+    plain_home = tmp_path / "plain-home"
+    (plain_home / ".cache" / package).mkdir(parents=True)
+    (plain_home / ".cache" / package / "prettier").write_text(program)
+    (plain_home / ".cache" / package / "prettier").chmod(0o755)
+    prompt = "Write a note."
+    note = repo.folder / "note.ts"
+    written = call("write", {"filePath": str(note), "content": "export const a = 1\n"})
+    planted = f"$XDG_CACHE_HOME/{package}/prettier"
+    plant = f"mkdir -p $(dirname {planted}) && cp /bin/true {planted} && printf '{program}' > {planted} && echo planted"
+    with scripted_model(
+        {
+            prompt: [written, say("written")],
+            "Plant.": [call("bash", {"command": plant, "description": "plant"}), written, say("written")],
+        }
+    ) as model:
+        command = [str(OPENCODE), "run", "--model", f"scripted/{MODEL_ID}", prompt]
+        plain_env = environment(plain_home, repo.folder, model)
+        plain = subprocess.run(command, cwd=repo.folder, env=plain_env, capture_output=True, text=True, timeout=300)
+        assert plain.returncode == 0, plain.stderr
+        assert marker.read_text() == "ran\n"
+        marker.unlink()
+        note.unlink()
+        allowed = json.dumps({"external_directory": "allow"})  # the commands name a path outside the project
+        finished = repo.sessions(model, "new", "--wait", "--prompt", "Plant.", OPENCODE_PERMISSION=allowed)
+    assert finished.returncode == 0, finished.stderr
+    calls = tool_calls(repo.log(finished.stdout.split("\n", 1)[0]))
+    (planting, _) = calls
+    assert planting["output"].strip() == "planted"
+    assert note.read_text() == "export const a = 1\n"
+    assert not marker.exists()

@@ -41,7 +41,7 @@ def test_of_the_global_configuration_only_its_models_are_taken(tmp_path: Path) -
     }
     turn = TurnFolders(str(tmp_path / "turn"))
     turn.make()
-    opencode_turn.environment(env, turn)
+    opencode_turn.environment(env, turn, opencode_turn.SessionData(str(tmp_path / "data")))
     given = json.loads((Path(turn.config) / opencode_turn.GLOBAL_MODELS).read_text())
     assert given == user_models(env)  # the standard harness's turn gets the same models, and no plugin or MCP
 
