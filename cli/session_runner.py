@@ -120,12 +120,15 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
     control: ControlServer | None = None
     writing = threading.Lock()  # the record, written by this thread and by a live convergence
     outcome = Outcome("interrupted")
+    data_key = str(earlier.get("opencode_data") or "") if earlier is not None else ""
+    if not data_key.isalnum():  # a first turn (or a record from before sessions had their own)
+        data_key = secrets.token_hex(8)
     with interruptible():
         try:
             pending = earlier["id"] if earlier is not None else f".starting-{os.getpid()}"
             logs = {name: store.open_log(name, pending, append=earlier is not None) for name in LOG_NAMES}
             with store.starting():
-                runtime = _start(request, texts, store, started, logs, pending, earlier)
+                runtime = _start(request, texts, store, started, logs, pending, earlier, data_key)
                 model = _check_model(request, texts, runtime.server)
                 _check_agent(request, texts, runtime.server)
                 session = {"id": earlier["id"]} if earlier is not None else runtime.server.create_session(request.agent)
@@ -165,6 +168,7 @@ def run_session(request: SessionRequest, texts: SessionTexts, announce: Callable
                     for name in LOG_NAMES:
                         with contextlib.suppress(OSError):
                             os.unlink(store.log_path(name, pending))
+                    shutil.rmtree(store.opencode_data(data_key).root, ignore_errors=True)
     return outcome
 
 
@@ -176,6 +180,7 @@ def _start(
     logs: dict[str, IO[bytes]],
     pending: str,
     earlier: dict[str, Any] | None,
+    data_key: str,
 ) -> Runtime:
     """The daemon and opencode's server, started side by side. The daemon hands its connection
     to this runner on a socket, which stays this runner's channel to it; the runner checks the
@@ -189,9 +194,6 @@ def _start(
     env.pop(VARIABLE, None)  # opencode's hand-off is this runner's own, never an inherited one
     to_daemon, to_opencode = HandOff(), HandOff()
     turn = store.fresh_turn()
-    data_key = str(earlier.get("opencode_data") or "") if earlier is not None else ""
-    if not data_key.isalnum():  # a first turn (or a record from before sessions had their own)
-        data_key = secrets.token_hex(8)
     try:
         command = [sys.executable, "-c", BEEUNI, "daemon", request.manifest]  # its default harness: the standard one
         command += ["--agent", request.agent, "--opencode-dir", turn.config]

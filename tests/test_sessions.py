@@ -249,12 +249,14 @@ def test_no_process_is_left_after_a_session(sessions: Sessions, weather: Any) ->
 
 
 def test_without_a_model_configured_it_says_how_to_configure_one(sessions: Sessions) -> None:
+    data_folders = set(sessions.state.glob("projects/*/opencode-data/*"))
     finished = sessions.new(None, "--wait", "--prompt", "hello")
     assert finished.returncode == 2, finished.stderr
     assert finished.stdout == ""
     assert "no model is configured:" in finished.stderr
     assert "opencode's configuration" in finished.stderr and "--model PROVIDER/MODEL" in finished.stderr
     assert sessions.strays() == []
+    assert set(sessions.state.glob("projects/*/opencode-data/*")) == data_folders  # no session, no data kept
 
 
 def test_a_session_that_ends_in_an_error_exits_1(sessions: Sessions, standin: PlatformStandIn) -> None:
