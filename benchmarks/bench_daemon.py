@@ -110,14 +110,20 @@ def data_files(folder: Path, count: int) -> None:
     commit(folder)
 
 
-def timed_starts(folder: Path, work: Path, runs: int, label: str) -> Any:
-    """Start the daemon ``runs`` times; print the median start to ready; the last one, running."""
+def timed_starts(folder: Path, work: Path, runs: int, label: str, again: bool = False) -> Any:
+    """Start the daemon ``runs`` times; print the median start to ready; the last one, running.
+    Each start has a state folder of its own (the release is loaded as the first time), or with
+    ``again`` one they share, used by a start before (as each turn of a session starts a daemon on
+    the release the last one served)."""
     starts, daemon = [], None
+    if again:
+        stop_daemon(start_daemon(folder, work / f"state-{label}", *EXPERIMENTAL, output=subprocess.DEVNULL))
     for run in range(runs):
         if daemon is not None:
             stop_daemon(daemon)
+        state = work / (f"state-{label}" if again else f"state-{label}-{run}")
         began = time.perf_counter()
-        daemon = start_daemon(folder, work / f"state-{label}-{run}", *EXPERIMENTAL, output=subprocess.DEVNULL)
+        daemon = start_daemon(folder, state, *EXPERIMENTAL, output=subprocess.DEVNULL)
         daemon.call("tool_00", {"n": 1}).raise_for_status()
         starts.append((time.perf_counter() - began) * 1000)
     print(f"start to ready ({label}): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms")
@@ -156,7 +162,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
     try:
         project(work / "project")
-        daemon = timed_starts(work / "project", work, options.starts, "5 Beeuni + 20 project tools")
+        stop_daemon(timed_starts(work / "project", work, options.starts, "5 Beeuni + 20 project tools"))
+        label = "5 Beeuni + 20 project tools, a release started before"
+        daemon = timed_starts(work / "project", work, options.starts, label, again=True)
         if options.release_files:
             shutil.copytree(work / "project", work / "large", symlinks=True)
             data_files(work / "large", options.release_files)

@@ -7,6 +7,7 @@ says, and refuses the call its pattern forbids."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,3 +145,55 @@ def test_a_call_the_victims_pattern_forbids_is_refused(daemon: Daemon, attack: s
     assert served.json()["output"] == '{\n  "order": "ORD-42"\n}'
     if attack != "later":
         assert daemon.call("aaa_helper", {}).status_code == (200 if attack == "realm" else 404)
+
+
+# a module that reaches its process's memory (bun:ffi: a pointer to its own buffer) and says which
+# process it was loaded in (its pid outside the box's PID namespace, from /proc/self) and how often
+def process_probe(record: Path) -> str:
+    return f"""
+import {{ ptr }} from 'bun:ffi'
+import {{ appendFileSync, readFileSync }} from 'node:fs'
+const at = readFileSync('/proc/self/stat', 'utf8').split(' ')[0]
+appendFileSync({str(record)!r}, at + '\\n')
+export default {{
+  description: `loaded in process ${{at}}, its memory ${{ptr(new Uint8Array(8)) > 0 ? 'reachable' : 'not'}}`,
+  parameters: {{ type: 'object', properties: {{}} }},
+  async execute() {{ return at }},
+}}
+"""
+
+
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
+
+
+def test_each_module_loads_in_a_process_of_its_own_and_a_release_is_loaded_once(tmp_path: Path) -> None:
+    """A realm is not an address space: a module that reaches its process's memory through bun:ffi
+    would reach another module's report in a shared process. Each module is loaded in a process
+    of its own. A release's load report is kept: the next start on it (each turn starts a daemon)
+    loads no module again; a start on another commit does."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    record = project / "tools" / "loads"  # in the working tree, which modules may write
+    names = [f"module_{index}" for index in range(4)]
+    for name in names:
+        (project / "tools" / f"{name}.ts").write_text(process_probe(record))
+    (project / "beeuni.yaml").write_text("tools:\n" + "".join(f"  {n}: tools/{n}.ts\n" for n in names))
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", "a release")
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        answer = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
+    descriptions = sorted(tool["description"] for tool in answer.json()["tools"])
+    assert len(descriptions) == 4 and all(text.endswith("its memory reachable") for text in descriptions)
+    assert len({text.split()[3] for text in descriptions}) == 4  # four processes
+    assert len(record.read_text().split()) == 4
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        again = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
+    assert sorted(tool["description"] for tool in again.json()["tools"]) == descriptions
+    assert len(record.read_text().split()) == 4  # not loaded again
+    (project / "tools" / "module_0.ts").write_text(process_probe(record) + "// changed\n")
+    git(project, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-qam", "another")
+    with running_daemon(project, tmp_path, "--harness", "experimental"):
+        pass
+    assert len(record.read_text().split()) == 8  # another release: loaded again

@@ -17,7 +17,8 @@ timeout) and keeps as many processes; all idle processes together are at most ``
 longest unused ended first.
 
 The load report (each tool's description and parameters) comes from the probe at the
-generation's start (``probe.load_modules``: each module in a Worker of its own), confined the same way.
+generation's start (``probe.load_modules``: each module in a process of its own), confined the same
+way, or from the release's report kept by an earlier start (``probe_cache.py``).
 """
 
 from __future__ import annotations
@@ -108,18 +109,23 @@ class ModuleHost:
         self._aborts: dict[tuple[str, float], dict[str, str]] = {}
         self._stopped = False
 
-    async def start(self, limit: float) -> None:
-        """Load every module, each apart (``limit`` seconds per module), then start the fresh
-        processes."""
-        facts = await asyncio.to_thread(
-            load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
-        )
+    async def start(self, limit: float, known: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Load every module, each apart (``limit`` seconds per module) — or take the facts of
+        the same modules ``known`` from an earlier start —, then start the fresh processes. The
+        facts, one per module."""
+        if known is not None and sorted(str(fact.get("name")) for fact in known) == sorted(self.modules):
+            facts = known
+        else:
+            facts = await asyncio.to_thread(
+                load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
+            )
         for fact in facts:
             if fact["loaded"]:
                 self.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
             else:
                 self.failed[fact["name"]] = fact["error"] or fact["problem"]
         self._keep_fresh()
+        return facts
 
     async def call(
         self, tool: str, args: Any, env: dict[str, str], cwd: str, timeout: float, agent: Owner

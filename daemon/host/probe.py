@@ -1,15 +1,19 @@
 """Load-only checks of tool modules: each module is imported in Bun by the module host's
 ``probe`` operation, nothing is called. The processes are confined like a call's (``sandbox.py``).
 
-**Each module is loaded apart**: the host imports every module in a ShadowRealm of its own
-(``probe_realm.ts``: its own globals, built-ins and module instances) and takes its report as a
-string into its own realm, where no module runs, which parses, checks and serialises it
-(``host.ts``). So a module that patches ``JSON.stringify``, ``Object.prototype`` or
-``Array.prototype`` changes its own report only. The host's frames carry a random token of the
-probe; a frame without it (a module writing on fd 3 itself), an error a module throws outside
-its import, a process that dies, or one that stops reporting (a loop blocks the host's thread)
-ends that process, and every module not yet reported is loaded again in a process of its own (a
-few at once), where whatever is reported, or a timeout, is taken for that module alone.
+**Each module is loaded apart**: in a Bun process of its own (a few at once; beeuni's own
+modules, shipped with its rules, share one), since a realm is not an address space — a module
+that reads and writes its process's memory through ``bun:ffi`` (which no Bun option removes)
+would reach another module's report in a shared process. Inside it the host imports each module
+in a ShadowRealm (``probe_realm.ts``: its own globals, built-ins and module instances) and takes
+its report as a string into its own realm, where no module runs, which parses, checks and
+serialises it (``host.ts``): a module that patches ``JSON.stringify`` or ``Object.prototype``
+cannot forge the host's frame. The host's frames carry a random token of the probe; a frame
+without it (a module writing on fd 3 itself), an error a module throws outside its import, a
+process that dies, or one that stops reporting (a loop blocks the host's thread) ends the
+process, and what it reported, or a timeout, is taken for its module alone (beeuni's own are then
+loaded again, each alone). The daemon keeps a release's facts between its starts
+(``probe_cache.py``).
 
 ``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
 daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
@@ -30,6 +34,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -82,9 +87,9 @@ def load_modules(
     opencode: dict[str, Any] | None = None,
     probed: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Each module's fact, in the given order, its processes' temporary folders made inside
-    ``folder`` (the daemon's load, and ``probe_modules``): all from one process when it reports
-    them all as the protocol says, else the rest each from a process of its own."""
+    """Each module's fact, in the given order, each from a Bun process of its own — but beeuni's
+    own modules, which share one (``SHIPPED``) — a few at once, their temporary folders made inside
+    ``folder`` (the daemon's load, and ``probe_modules``)."""
     found: dict[str, dict[str, Any]] = {}
 
     def take(facts: list[dict[str, Any]]) -> None:
@@ -93,21 +98,34 @@ def load_modules(
             if probed is not None:
                 probed(1)
 
-    if len(modules) > 1:
-        take(_probe_run(bun, modules, confinement, limit, folder, opencode)[0])
-    rest = [module for module in modules if module[0] not in found]
-
     def alone(module: tuple[str, str]) -> list[dict[str, Any]]:
         facts, stopped = _probe_run(bun, [module], confinement, limit, folder, opencode)
         return facts or [_fact(module[0], *stopped)]
 
-    if len(rest) == 1:
-        take(alone(rest[0]))
-    elif rest:
-        with ThreadPoolExecutor(min(APART_AT_ONCE, len(rest)), thread_name_prefix="beeuni-probe") as pool:
-            for facts in pool.map(alone, rest):
+    def together(group: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        facts, _ = _probe_run(bun, group, confinement, limit, folder, opencode)
+        reported = {fact["name"] for fact in facts}
+        return facts + [fact for module in group if module[0] not in reported for fact in alone(module)]
+
+    own = [module for module in modules if _shipped(module[1])]
+    runs: list[Callable[[], list[dict[str, Any]]]] = [partial(together, own)] if len(own) > 1 else []
+    runs += [partial(alone, module) for module in modules if len(own) <= 1 or module not in own]
+    if len(runs) == 1:
+        take(runs[0]())
+    elif runs:
+        with ThreadPoolExecutor(min(APART_AT_ONCE, len(runs)), thread_name_prefix="beeuni-probe") as pool:
+            for facts in pool.map(lambda run: run(), runs):
                 take(facts)
     return [found[name] for name, _ in modules]
+
+
+#: beeuni's own modules (its rules' Beeuni tools and harness tools, as installed): they share a
+#: process, each still in a realm of its own; every other module has a process to itself
+SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "rules") + "/"
+
+
+def _shipped(module: str) -> bool:
+    return os.path.realpath(module).startswith(SHIPPED)
 
 
 APART_AT_ONCE = max(2, min(8, 2 * (os.cpu_count() or 1)))  # processes loading a module each, at once

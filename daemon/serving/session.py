@@ -40,6 +40,7 @@ from ...engine.resolved import Diagnostic, ResolvedToolSet
 from ..box import pid_namespace, syscall_filter
 from ..box.sandbox import confinement_for, landlock_missing
 from ..edge import strict_json
+from ..host import probe_cache
 from ..host.arguments import InvalidSchema, argument_problem, validator_of
 from ..host.module_host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
 from ..host.schema_offer import uncarried
@@ -238,7 +239,11 @@ class Session:
         host = ModuleHost(
             self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
         )
-        await host.start(self.timeout)
+        key = probe_cache.release_key(snapshot, loadable, self.bun, self.timeout)
+        kept = probe_cache.read(self.repo.root, key) if key is not None else None
+        facts = await host.start(self.timeout, kept)
+        if key is not None and kept is None:
+            probe_cache.keep(self.repo.root, key, facts)
         harness_keys = {key: tool for tool, (key, _) in harness_modules.items()}
         served = {name: tool for name, tool in host.loaded.items() if name not in harness_keys}
         validators, failed = self._validators(resolved, served)
