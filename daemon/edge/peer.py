@@ -1,31 +1,24 @@
-"""Who is at the other end of a loopback connection to the daemon: ``/proc/net/tcp`` gives the
-inode and owner of the client's socket, and the process holding it has ``socket:[INODE]`` among
-its descriptors. One reading serves many connections (``holders``): the edge attributes its
+"""Who is at the other end of a loopback connection to the daemon: the kernel gives the inode and
+owner of the client's socket (``sockets.py``), and the process holding it has ``socket:[INODE]``
+among its descriptors. One lookup serves many connections (``holders``): the edge attributes its
 connections without the token to processes when they crowd (``unproven.py``), and the log line
 of a refused call names the process that tried (``process_at``).
 
 Not found, so unknown: a socket of another user's process when the daemon is not root (its
-descriptors cannot be read: the table's owner says so, and no scan is spent on it), a socket its
-process let go of or that ended meanwhile. The daemon listens on 127.0.0.1 only (``server.py``,
-an IPv4 socket), so its clients are in ``/proc/net/tcp``, never in ``tcp6``; a client may bind
-any address of 127.0.0.0/8, and is looked up by the one it has.
+descriptors cannot be read: the socket's owner says so, and no scan is spent on it), a process
+holding more than ``PROCESS_FDS_MAX`` descriptors (not read: a process may open as many as its
+limit allows, and the scan runs on the daemon's event loop), a socket its process let go of or
+that ended meanwhile.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import socket
 from collections.abc import Collection, Iterable, Iterator
 
-TCP_TABLE = "/proc/net/tcp"
+from .sockets import Address, owners
 
-Address = tuple[str, int]
-
-
-def table_address(address: Address) -> str:
-    """An IPv4 address and port as the table writes them: 127.0.0.1:8080 is 0100007F:1F90."""
-    return f"{socket.inet_aton(address[0])[::-1].hex().upper()}:{address[1]:04X}"
+PROCESS_FDS_MAX = 4096  # descriptors of one process read at most: a process holding more is not read
 
 
 def process_at(client: Address, server: Address) -> tuple[int, str] | None:
@@ -43,7 +36,7 @@ def process_at(client: Address, server: Address) -> tuple[int, str] | None:
 
 def holders(clients: Collection[Address], server: Address, first: Iterable[int] = ()) -> dict[Address, int]:
     """For each of ``clients`` connected to ``server`` whose process is found: the pid of a process
-    holding its socket. One reading of the table and one scan of the processes' descriptors —
+    holding its socket. One lookup of the sockets and one scan of the processes' descriptors —
     the pids of ``first`` before the others (those that held the last ones found) — that ends
     once every socket the daemon may look for is found."""
     wanted = _client_sockets(clients, server)
@@ -54,6 +47,8 @@ def holders(clients: Collection[Address], server: Address, first: Iterable[int] 
         try:
             descriptors = os.listdir(f"/proc/{pid}/fd")
         except OSError:  # another user's process, or one that has ended
+            continue
+        if len(descriptors) > PROCESS_FDS_MAX:
             continue
         for fd in descriptors:
             try:
@@ -82,23 +77,11 @@ def _pids(first: Iterable[int]) -> Iterator[int]:
 
 
 def _client_sockets(clients: Collection[Address], server: Address) -> dict[str, Address]:
-    """``socket:[INODE]`` of each client's socket in the table that the daemon may find among a
-    process's descriptors: its own user's, or any when it is root."""
-    by_address = {table_address(client).encode(): client for client in clients}
-    row = re.compile(
-        rb"^ *\d+: ([0-9A-F]{8}:[0-9A-F]{4}) " + re.escape(table_address(server).encode()) + rb" [0-9A-F]{2} "
-        rb"\S+ \S+ \S+ +(\d+) +\d+ (\d+)",
-        re.MULTILINE,
-    )
-    try:
-        with open(TCP_TABLE, "rb") as handle:
-            table = handle.read()
-    except OSError:
-        return {}
-    readable = os.geteuid()
-    wanted: dict[str, Address] = {}
-    for local, uid, inode in row.findall(table):
-        client = by_address.get(local)
-        if client is not None and inode != b"0" and readable in (0, int(uid)):
-            wanted[f"socket:[{inode.decode()}]"] = client
-    return wanted
+    """``socket:[INODE]`` of each client's socket that the daemon may find among a process's
+    descriptors: its own user's, or any when it is root."""
+    daemon_user = os.geteuid()
+    return {
+        f"socket:[{inode}]": client
+        for client, (uid, inode) in owners(clients, server).items()
+        if inode and daemon_user in (0, uid)
+    }
