@@ -3,12 +3,12 @@ so that a process that opens connections in a loop (a hostile module finds the d
 ``/proc/self/net/tcp``) closes its own and never another's — the harness's new connection,
 before its first request's ``Authorization`` arrives, included.
 
-Which process holds a connection costs a reading of ``/proc`` (``peer.py``), so it is asked only
-under pressure, and for many connections at once: once ``PER_PROCESS_MAX`` connections are
-unproven, one pass every ``PASS_EVERY`` admissions attributes every connection that arrived
-since the last pass (one reading of the TCP table, one scan of the processes' descriptors, those
-of the processes found before first). A connection's peer never changes: it is attributed once.
-Below that no ``/proc`` file is read at all.
+Which process holds a connection costs a look at the kernel's sockets and the processes'
+descriptors (``peer.py``), so it is asked only under pressure, for many connections at once:
+once ``PER_PROCESS_MAX`` connections are unproven, one pass every ``PASS_EVERY`` admissions
+attributes every connection that arrived since the last (one netlink lookup of their sockets,
+one scan of the descriptors, those of the processes found before first). A connection's peer
+never changes: it is attributed once. Below that pressure nothing is looked up at all.
 
 * A pass leaves each process at most ``PER_PROCESS_MAX - PASS_EVERY`` connections, closing its
   oldest: with the fewer than ``PASS_EVERY`` that may arrive before the next pass, no process
@@ -16,19 +16,25 @@ Below that no ``/proc`` file is read at all.
 * Past the total bound, the oldest connection of the group holding the most is closed (the
   connections not attributed yet count as one group): a crowd of at least ``bound /
   PER_PROCESS_MAX`` processes is needed to reach it, and each loses its own first.
-* The connections whose process the daemon cannot find are one group, ``UNKNOWN``: another
-  user's processes when the daemon is not root, a socket its process let go of. Together they
-  hold at most what one process may, and can close only each other's; a harness the daemon
-  cannot read (another user's) would be among them.
+* The connections whose process is not found are one group, ``UNKNOWN``: another user's
+  processes when the daemon is not root, a process holding more than ``peer.PROCESS_FDS_MAX``
+  descriptors, a socket its process let go of. Together they hold at most what one process may,
+  and close only each other's; a harness the daemon cannot read (another user's) would be among
+  them.
+* A pass runs on the event loop (every closing happens there). One that is not cheap (over
+  ``PASS_CHEAP``: many processes, or a process with thousands of descriptors, to scan) makes the
+  next wait until passes have taken no more than ``PASS_SHARE`` of the loop's time; the
+  connections arriving meanwhile wait for it, and may pass the per-process bound until it runs.
 
 What remains: a client spread over more processes holds ``PER_PROCESS_MAX`` in each, up to the
-total bound; past it, the connections of processes holding fewer than the others are closed
-last. Every closing happens on the event loop's thread (the admission runs there).
+total bound; past it, and while passes wait for their share, the connections not attributed
+yet are closed oldest first, whoever holds them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -36,6 +42,8 @@ from .peer import holders
 
 PER_PROCESS_MAX = 32  # connections without the token one process may hold; also the pressure that starts passes
 PASS_EVERY = 16  # admissions between two attribution passes
+PASS_SHARE = 0.1  # of the event loop's time, what passes may take once one is not cheap
+PASS_CHEAP = 0.002  # seconds a pass may take without counting against that share
 UNKNOWN = 0  # the group of the connections whose process is not found (no process has pid 0)
 
 
@@ -68,7 +76,12 @@ class Unproven:
     """The unproven connections of one daemon, oldest first, and the groups they fall in."""
 
     def __init__(
-        self, bound: int, per_process: int = PER_PROCESS_MAX, every: int = PASS_EVERY, attribute: Attribute = by_process
+        self,
+        bound: int,
+        per_process: int = PER_PROCESS_MAX,
+        every: int = PASS_EVERY,
+        attribute: Attribute = by_process,
+        cheap: float = PASS_CHEAP,
     ) -> None:
         self.bound = bound
         self.pressure = min(per_process, bound)
@@ -80,7 +93,9 @@ class Unproven:
         self.groups: dict[int, dict[Connection, None]] = {}
         self.group_of: dict[Connection, int] = {}
         self.since_pass = every  # admissions since the last pass: the first comes with the pressure
-        self.passes = 0
+        self.cheap = cheap
+        self.quiet_until = 0.0  # no pass before this time (time.monotonic()): the passes' share
+        self.later: asyncio.TimerHandle | None = None  # the pass that waits for it
 
     def __contains__(self, connection: object) -> bool:
         return connection in self.order
@@ -94,9 +109,26 @@ class Unproven:
         self.pending[connection] = None
         self.since_pass += 1
         if self.since_pass >= self.every and len(self.order) >= self.pressure:
-            self._attribute()
+            self._pass_or_later()
         while len(self.order) > self.bound:
             self._close(next(iter(self._most_held())))
+
+    def _pass_or_later(self) -> None:
+        """A pass now, or — while the passes have taken more than their share of the loop's time —
+        once that share allows (one pass waits for all that arrive meanwhile)."""
+        now = time.monotonic()
+        if now >= self.quiet_until:
+            self._attribute()
+            took = time.monotonic() - now
+            if took > self.cheap:
+                self.quiet_until = now + took / PASS_SHARE
+        elif self.later is None:
+            self.later = asyncio.get_running_loop().call_later(self.quiet_until - now, self._later)
+
+    def _later(self) -> None:
+        self.later = None
+        if self.pending and len(self.order) >= self.pressure:
+            self._pass_or_later()
 
     def discard(self, connection: Connection) -> None:
         """``connection`` presented the token or closed: it counts no more."""
@@ -121,7 +153,6 @@ class Unproven:
         arrived = list(self.pending)
         self.pending.clear()
         self.since_pass = 0
-        self.passes += 1
         known = [pid for pid in reversed(self.groups) if pid != UNKNOWN]  # the latest found first
         for connection, group in zip(arrived, self.attribute(arrived, known), strict=True):
             self.group_of[connection] = group
