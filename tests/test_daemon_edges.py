@@ -562,7 +562,7 @@ def bound_of(total: int) -> tuple[Any, list[int]]:
         passes.append(len(connections))
         return [connection.pid for connection in connections]
 
-    return Unproven(total, attribute=attribute), passes
+    return Unproven(total, attribute=attribute, cheap=float("inf")), passes  # never waits for its share
 
 
 def test_a_process_flooding_closes_its_own_connections_and_no_other() -> None:
@@ -601,6 +601,30 @@ def test_a_process_flooding_closes_its_own_connections_and_no_other() -> None:
     extra = Held(200)
     crowded.admit(extra)
     assert [held for held in many if held.closed] == [many[0]] and not extra.closed
+
+
+def test_a_clients_socket_and_process_are_found_by_its_address() -> None:
+    """The kernel's answer (netlink) and the table it falls back to agree, for a client of any
+    loopback address; the process holding the socket is found."""
+    from beeuni.daemon.edge import sockets
+    from beeuni.daemon.edge.peer import process_at
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        server = listener.getsockname()
+        with (
+            socket.create_connection(server) as plain,
+            socket.create_connection(server, source_address=("127.0.0.2", 0)) as other,
+        ):
+            clients = [plain.getsockname(), other.getsockname()]
+            expected = {
+                client: (os.geteuid(), os.fstat(held.fileno()).st_ino)
+                for client, held in zip(clients, (plain, other), strict=True)
+            }
+            assert sockets.owners(clients, server) == expected
+            assert sockets._by_table(clients, server) == expected
+            assert sockets.owners([("127.0.0.1", 1), ("::1", 5)], server) == {}
+            found = process_at(clients[1], server)
+            assert found is not None and found[0] == os.getpid()
 
 
 #: a process that opens connections to the daemon and holds them, sending nothing; on each line
