@@ -16,8 +16,8 @@ head or body never ends (``timeout_keep_alive`` runs between requests only). So 
 * keeps at most ``unproven`` connections that have not presented the daemon's token (a request
   whose ``Authorization`` is the token), and at most ``PER_PROCESS_MAX`` of one process: a
   process past its share loses its own oldest, and one more past the total closes the oldest of
-  the process holding the most (``unproven.py``: which process holds a connection is read from
-  ``/proc`` only once they crowd). A connection that presented the token is never closed for
+  the process holding the most (``unproven.py``: which process holds a connection is looked up
+  only once they crowd). A connection that presented the token is never closed for
   another, so whatever a client without the token sends, it holds at most that many
   connections, each at most a head's bytes, and the harness keeps its way in;
 * bounds the requests a connection queues behind the one being answered (HTTP pipelining):
