@@ -67,7 +67,7 @@ def _by_netlink(clients: list[Address], server: Address) -> dict[Address, tuple[
                     offset = 0
                     while offset + HEADER.size <= len(data):
                         length, kind, _, number, _ = HEADER.unpack_from(data, offset)
-                        if length < HEADER.size:
+                        if length < HEADER.size or offset + length > len(data):
                             return None
                         if kind == NLMSG_ERROR:
                             (code,) = struct.unpack_from("=i", data, offset + HEADER.size)
@@ -77,7 +77,7 @@ def _by_netlink(clients: list[Address], server: Address) -> dict[Address, tuple[
                             found[batch[number]] = OWNER.unpack_from(data, offset + HEADER.size + 64)
                         answered += 1
                         offset += (length + 3) & ~3
-    except OSError:
+    except (OSError, struct.error):  # no netlink, no answer in time, or one cut short
         return None
     return found or None
 

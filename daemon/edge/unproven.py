@@ -151,10 +151,11 @@ class Unproven:
         """One pass over the connections that arrived since the last, then each group cut down
         to ``keep``, its oldest closed first."""
         arrived = list(self.pending)
+        known = [pid for pid in reversed(self.groups) if pid != UNKNOWN]  # the latest found first
+        found = self.attribute(arrived, known)
         self.pending.clear()
         self.since_pass = 0
-        known = [pid for pid in reversed(self.groups) if pid != UNKNOWN]  # the latest found first
-        for connection, group in zip(arrived, self.attribute(arrived, known), strict=True):
+        for connection, group in zip(arrived, found, strict=True):
             self.group_of[connection] = group
             self.groups.setdefault(group, {})[connection] = None
         for members in list(self.groups.values()):
