@@ -14,9 +14,9 @@
   (``sandbox.py``), Landlock (``confine.py``), the syscall filter (``syscall_filter.py``), no
   capabilities (``capabilities.py``), the same for opencode (``harness_box.py``).
 * ``edge/`` — who may call, and what a request must be: the HTTP API (``app.py``, ``openapi.py``),
-  the bounded edges (``http_edges.py``, ``refusals.py``, ``hosts.py``, ``headers.py``,
-  ``strict_json.py``), the token's hand-off (``handoff.py``), Yama (``ptrace_guard.py``) and a
-  refused caller's process (``peer.py``).
+  the bounded edges (``http_edges.py``, ``unproven.py``, ``refusals.py``, ``hosts.py``,
+  ``headers.py``, ``strict_json.py``), the token's hand-off (``handoff.py``), Yama
+  (``ptrace_guard.py``) and the process at a connection's other end (``peer.py``, ``sockets.py``).
 * ``turns/`` — the experimental harness's turn loop, which calls the served tools in process.
 
 Beside them: the daemon's start and its serving (``server.py``), the starter's channel

@@ -14,6 +14,8 @@ import select
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import BEEUNI, ROOT
-from daemon_helpers import BUN, Daemon, daemon_refused, running_daemon, wait_until
+from daemon_helpers import BUN, Daemon, daemon_refused, running_daemon, start_daemon, stop_daemon, wait_until
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -536,6 +538,251 @@ def test_half_sent_requests_never_crowd_out_the_harness(project: Path, tmp_path:
         harness.sendall(b"}")  # the old one, in the middle of its body all along
         assert answer_of(harness)[1]["output"] == "counted"
         assert len(list(descriptors.iterdir())) - before <= UNPROVEN_MAX + 16
+
+
+class Held:
+    """A fake connection for the bound's policy: its transport records that it was closed."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.closed = False
+        self.transport: Any = self
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def bound_of(total: int) -> tuple[Any, list[int]]:
+    """An ``Unproven`` bound of ``total`` whose passes read each fake's pid, and the passes' sizes."""
+    from beeuni.daemon.edge.unproven import Unproven
+
+    passes: list[int] = []
+
+    def attribute(connections: Any, known: Any) -> list[int]:
+        passes.append(len(connections))
+        return [connection.pid for connection in connections]
+
+    return Unproven(total, attribute=attribute, cheap=float("inf")), passes  # never waits for its share
+
+
+def test_a_process_flooding_closes_its_own_connections_and_no_other() -> None:
+    """The policy alone: below the pressure nothing is attributed; a process opening thousands
+    never holds more than PER_PROCESS_MAX and closes none of another's, old or new; past the
+    total, the process holding the most loses its oldest."""
+    from beeuni.daemon.edge.unproven import PASS_EVERY, PER_PROCESS_MAX, UNKNOWN
+
+    unproven, passes = bound_of(256)
+    quiet = [Held(1000 + n) for n in range(PER_PROCESS_MAX - 1)]
+    for connection in quiet:
+        unproven.admit(connection)
+    assert passes == []  # no pressure: no /proc reading
+    harness = Held(7)
+    unproven.admit(harness)
+    flood = []
+    for n in range(3000):
+        flood.append(Held(666))
+        unproven.admit(flood[-1])
+        if n == 1000:
+            newcomer = Held(7)  # the harness's next connection, in the middle of the flood
+            unproven.admit(newcomer)
+        assert sum(not held.closed for held in flood) <= PER_PROCESS_MAX
+    assert passes[0] == PER_PROCESS_MAX and max(passes[1:]) <= PASS_EVERY and len(passes) <= 3000 // PASS_EVERY + 2
+    assert not any(held.closed for held in (*quiet, harness, newcomer))
+    others = [Held(UNKNOWN) for _ in range(100)]  # another user's: one group, bounded like a process
+    for connection in others:
+        unproven.admit(connection)
+    assert sum(not held.closed for held in others) <= PER_PROCESS_MAX
+    assert not any(held.closed for held in (*quiet, harness, newcomer))
+
+    crowded, _ = bound_of(64)  # past the total: the oldest of the group holding the most goes
+    many = [Held(100 + n % 4) for n in range(64)]
+    for connection in many:
+        crowded.admit(connection)
+    extra = Held(200)
+    crowded.admit(extra)
+    assert [held for held in many if held.closed] == [many[0]] and not extra.closed
+
+
+def test_a_clients_socket_and_process_are_found_by_its_address() -> None:
+    """The kernel's answer (netlink) and the table it falls back to agree, for a client of any
+    loopback address; the process holding the socket is found."""
+    from beeuni.daemon.edge import sockets
+    from beeuni.daemon.edge.peer import process_at
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        server = listener.getsockname()
+        with (
+            socket.create_connection(server) as plain,
+            socket.create_connection(server, source_address=("127.0.0.2", 0)) as other,
+        ):
+            clients = [plain.getsockname(), other.getsockname()]
+            expected = {
+                client: (os.geteuid(), os.fstat(held.fileno()).st_ino)
+                for client, held in zip(clients, (plain, other), strict=True)
+            }
+            assert sockets.owners(clients, server) == expected
+            assert sockets._by_table(clients, server) == expected
+            assert sockets.owners([("127.0.0.1", 1), ("::1", 5)], server) == {}
+            found = process_at(clients[1], server)
+            assert found is not None and found[0] == os.getpid()
+
+
+#: a process that opens connections to the daemon and holds them, sending nothing; on each line
+#: of its input it says how many the daemon has not closed
+FLOODER = """import socket, sys
+port, count = int(sys.argv[1]), int(sys.argv[2])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+print("flooded", flush=True)
+for _ in sys.stdin:
+    open_ = 0
+    for connection in held:
+        try:
+            open_ += connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:
+            open_ += 1
+        except OSError:
+            pass
+    print(open_, flush=True)
+"""
+
+#: a client that opens its connection, begins a request without the token, and on its first line
+#: of input sends the rest (the token in it) and says the answer's status
+CLIENT = """import json, socket, sys
+port = int(sys.argv[1])
+connection = socket.create_connection(("127.0.0.1", port))
+begun, rest = json.loads(sys.stdin.readline())
+connection.sendall(begun.encode())
+print("begun", flush=True)
+sys.stdin.readline()
+connection.sendall(rest.encode())
+answer = b""
+while b"\\r\\n" not in answer and (chunk := connection.recv(65536)):
+    answer += chunk
+print(answer.split(b" ")[1].decode() if answer else "closed", flush=True)
+"""
+
+
+@contextlib.contextmanager
+def flooding(daemon: Daemon, folder: Path, count: int, user: int | None = None) -> Iterator[Any]:
+    """A process (of ``user``) holding ``count`` connections to the daemon; a function saying how
+    many of them the daemon has not closed."""
+    script = folder / "flooder.py"
+    script.write_text(FLOODER)
+    script.chmod(0o644)
+    process = subprocess.Popen(
+        [python_for(user), "-I", str(script), daemon.url.rsplit(":", 1)[1], str(count)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        user=user,
+        group=user,
+        extra_groups=[] if user is not None else None,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        assert process.stdout.readline() == "flooded\n"
+
+        def still_open() -> int:
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write("count\n")
+            process.stdin.flush()
+            return int(process.stdout.readline())
+
+        yield still_open
+    finally:
+        process.kill()
+        process.wait()
+
+
+def python_for(user: int | None) -> str:
+    """An interpreter ``user`` may run (this one lives in root's home, closed to others)."""
+    if user is None:
+        return sys.executable
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    if not os.path.exists(system):
+        pytest.skip(f"user {user} cannot run {sys.executable}, and there is no {system}")
+    return system
+
+
+def test_a_flooding_process_loses_its_own_connections_never_anothers(project: Path, tmp_path: Path) -> None:
+    """Another process opens 600 connections and holds them without a word: the daemon leaves it
+    at most PER_PROCESS_MAX; this process's connection, begun without the token before the
+    flood (the oldest, which the flood closed when the bound was for all), is answered once it
+    sends the rest of its request, and so is a new one."""
+    from beeuni.daemon.edge.unproven import PER_PROCESS_MAX
+
+    with running_daemon(project, tmp_path, "--harness", "experimental", "--read-timeout", "600") as daemon:
+        descriptors = Path(f"/proc/{daemon.process.pid}/fd")
+        assert post(daemon, b"{}").status_code == 200
+        before = len(list(descriptors.iterdir()))
+        request = head(daemon) + b"{}"
+        with connect(daemon) as waiting, flooding(daemon, tmp_path, 600) as still_open:
+            waiting.sendall(request[:20])  # the request line begun, no token yet
+            wait_until(lambda: still_open() <= PER_PROCESS_MAX, "the flooder to be cut down to its share")
+            assert len(list(descriptors.iterdir())) - before <= PER_PROCESS_MAX + 16
+            waiting.sendall(request[20:])
+            status, answer = answer_of(waiting)
+            assert (status, answer["output"]) == (200, "counted")
+            assert post(daemon, b"{}").status_code == 200
+            assert 0 < still_open() <= PER_PROCESS_MAX  # its own share is kept, not the others'
+
+
+NOBODY = 65534
+
+
+def test_a_flood_by_another_user_cannot_close_the_daemon_users_connection(project: Path) -> None:
+    """The daemon runs as an ordinary user (``nobody``); root's processes are unreadable to it,
+    so their connections are the one unknown group: a flood of 600 from there is cut down to
+    PER_PROCESS_MAX, and a connection of the daemon's own user, begun without the token before
+    it, is answered."""
+    from beeuni.daemon.edge.unproven import PER_PROCESS_MAX
+
+    if os.geteuid() != 0:
+        pytest.skip("only root can start a daemon as another user")
+    folder = Path(tempfile.mkdtemp(prefix="beeuni-peer-bound-"))
+    try:
+        os.chmod(folder, 0o755)
+        shutil.copytree(project, folder / "project", ignore=shutil.ignore_patterns("calls.log"))
+        for path in [folder, *folder.rglob("*")]:
+            os.chown(path, NOBODY, NOBODY)
+        env = {"HOME": str(folder), "TMPDIR": str(folder)}
+        daemon = start_daemon(
+            folder / "project",
+            folder / "state",
+            "--harness",
+            "experimental",
+            "--read-timeout",
+            "600",
+            env=env,
+            user=NOBODY,
+        )
+        try:
+            (folder / "client.py").write_text(CLIENT)
+            port = daemon.url.rsplit(":", 1)[1]
+            client = subprocess.Popen(
+                [python_for(NOBODY), "-I", str(folder / "client.py"), port],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                user=NOBODY,
+                group=NOBODY,
+                extra_groups=[],
+            )
+            assert client.stdin is not None and client.stdout is not None
+            request = head(daemon).decode() + "{}"
+            client.stdin.write(json.dumps([request[:20], request[20:]]) + "\n")
+            client.stdin.flush()
+            assert client.stdout.readline() == "begun\n"
+            with flooding(daemon, folder, 600) as still_open:
+                wait_until(lambda: still_open() <= PER_PROCESS_MAX, "root's flood to be cut down to one share")
+                client.stdin.write("go\n")
+                client.stdin.flush()
+                assert client.stdout.readline() == "200\n"
+            client.wait(timeout=60)
+        finally:
+            stop_daemon(daemon)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_request_that_does_not_arrive_in_full_in_time_is_408(project: Path, tmp_path: Path) -> None:

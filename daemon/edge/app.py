@@ -115,7 +115,7 @@ def create_app(session: Session, token: str, max_body: int, spill: SpillFolder, 
         found = None
         if client is not None and server is not None and time.monotonic() - last_look_up >= LOOK_UP_INTERVAL:
             last_look_up = time.monotonic()
-            found = await asyncio.to_thread(process_at, client.port, server[1])
+            found = await asyncio.to_thread(process_at, (client.host, client.port), (server[0], server[1]))
         if found is not None:
             caller = message("caller_known", pid=str(found[0]), command=found[1])
         else:

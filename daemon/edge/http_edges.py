@@ -14,10 +14,12 @@ head or body never ends (``timeout_keep_alive`` runs between requests only). So 
 * gives each request ``read_timeout`` seconds, from its first byte (a connection's first: from
   its opening) to the end of its body, then answers 408;
 * keeps at most ``unproven`` connections that have not presented the daemon's token (a request
-  whose ``Authorization`` is the token): one more closes the oldest of them. A connection that
-  presented the token is never closed for another, so whatever a client without the token
-  sends, it holds at most ``unproven`` connections, each at most a head's bytes, and the
-  harness keeps its way in;
+  whose ``Authorization`` is the token), and at most ``PER_PROCESS_MAX`` of one process: a
+  process past its share loses its own oldest, and one more past the total closes the oldest of
+  the process holding the most (``unproven.py``: which process holds a connection is looked up
+  only once they crowd). A connection that presented the token is never closed for
+  another, so whatever a client without the token sends, it holds at most that many
+  connections, each at most a head's bytes, and the harness keeps its way in;
 * bounds the requests a connection queues behind the one being answered (HTTP pipelining):
   uvicorn pauses reading when one is queued but resumes at every answer and feeds the parser
   a whole read (up to 256 KiB, thousands of small requests) at once, so a client that sends
@@ -49,6 +51,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..messages import say
+from .unproven import Unproven
 
 MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
 MAX_HEADERS = 100  # headers of one request
@@ -61,22 +64,13 @@ DESCRIPTORS_WANTED = 65536  # the soft limit asked for when the hard one is unli
 
 class Edges:
     """What the connections of one daemon share: the token a request may present, the rules'
-    texts, the read timeout, and the connections that have not presented the token, oldest first."""
+    texts, the read timeout, and the connections that have not presented the token."""
 
     def __init__(self, token: str, messages: Callable[[], dict[str, str]], read_timeout: float, unproven: int) -> None:
         self.expected = f"Bearer {token}".encode()
         self.messages = messages
         self.read_timeout = read_timeout
-        self.unproven_max = unproven
-        self.unproven: dict[BoundedProtocol, None] = {}  # a dict keeps the order of arrival
-
-    def admit(self, connection: BoundedProtocol) -> None:
-        """Count ``connection`` as unproven, closing the oldest unproven ones past the bound."""
-        while len(self.unproven) >= self.unproven_max:
-            oldest = next(iter(self.unproven))
-            del self.unproven[oldest]
-            oldest.transport.close()
-        self.unproven[connection] = None
+        self.unproven = Unproven(unproven)
 
 
 class HeldFlow(FlowControl):
@@ -112,11 +106,11 @@ class BoundedProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.flow = HeldFlow(transport, self)
-        self.edges.admit(self)
+        self.edges.unproven.admit(self)
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.edges.unproven.pop(self, None)
+        self.edges.unproven.discard(self)
         self._disarm()
         super().connection_lost(exc)
 
@@ -179,7 +173,7 @@ class BoundedProtocol(HttpToolsProtocol):
             and self in self.edges.unproven
             and secrets.compare_digest(value.strip(b" \t"), self.edges.expected)
         ):
-            del self.edges.unproven[self]  # proven: never closed for another connection
+            self.edges.unproven.discard(self)  # proven: never closed for another connection
 
     def on_headers_complete(self) -> None:
         if self.refused:
