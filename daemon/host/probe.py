@@ -3,7 +3,7 @@
 
 **Each module is loaded apart**: in a Bun process of its own (a few at once; beeuni's own
 modules, shipped with its rules, share one), since a realm is not an address space — a module
-that reads and writes its process's memory through ``bun:ffi`` (which no Bun option removes)
+that reads and writes its process's address space through ``bun:ffi`` (which no Bun option removes)
 would reach another module's report in a shared process. Inside it the host imports each module
 in a ShadowRealm (``probe_realm.ts``: its own globals, built-ins and module instances) and takes
 its report as a string into its own realm, where no module runs, which parses, checks and

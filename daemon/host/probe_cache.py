@@ -1,7 +1,7 @@
 """The load reports of a release, kept between the daemon's starts.
 
 Each module is loaded in a Bun process of its own (``probe.py``): a realm is not an address space,
-and a module that reads and writes its process's memory (``bun:ffi``) would reach another module's
+and a module that reads and writes its process's address space (``bun:ffi``) would reach another module's
 report in a shared one. A process costs some 12 ms of CPU per module, at every start — and a
 session starts a daemon at each turn, on the same release. A release's files are fixed by its
 commit, so the facts its modules gave are kept in the project's state folder (out of every box's
