@@ -25,11 +25,9 @@ command with status 126 and a line on stderr: it never runs outside the box.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Iterable
-from typing import NoReturn
+from collections.abc import Iterable  # no typing: it costs the launcher, before every command, ~8 ms
 
 FAILED = 126  # what a shell answers for a command it could not run
 
@@ -37,7 +35,7 @@ LAUNCHER = """#!{python} -IS
 import sys
 sys.path.insert(0, {package_root!r})
 from beeuni.daemon.box.command_box import enter
-enter({spec!r}, sys.argv[1:])
+enter({shell!r}, {read!r}, {write!r}, {abi!r}, {variables!r}, sys.argv[1:])
 """
 
 
@@ -51,15 +49,21 @@ def write_launcher(
     """Write the launcher into ``folder`` under the real ``shell``'s name (opencode picks the
     shell's arguments by its name); its path, for ``SHELL``. ``read`` and ``write`` are the nested
     box's paths (``abi`` 0: no Landlock), ``variables`` set in the command's environment."""
-    spec = json.dumps(
-        {"shell": shell, "read": sorted(read), "write": sorted(write), "abi": abi, "variables": variables},
-        sort_keys=True,
-    )
     package_root = _package_root()
     python = os.path.realpath(sys.executable)
     launcher = os.path.join(folder, os.path.basename(shell))
     with open(os.open(launcher, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o500), "w", encoding="utf-8") as handle:
-        handle.write(LAUNCHER.format(python=python, package_root=package_root, spec=spec))
+        handle.write(
+            LAUNCHER.format(
+                python=python,
+                package_root=package_root,
+                shell=shell,
+                read=sorted(read),
+                write=sorted(write),
+                abi=abi,
+                variables=dict(sorted(variables.items())),
+            )
+        )
     return launcher
 
 
@@ -74,16 +78,17 @@ def _package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def enter(spec_text: str, arguments: list[str]) -> NoReturn:
+def enter(
+    shell: str, read: list[str], write: list[str], abi: int, variables: dict[str, str], arguments: list[str]
+) -> None:
     """In the launcher: the nested box, the command's environment, then the real shell."""
     try:
-        spec = json.loads(spec_text)
         environment = {name: value for name, value in os.environ.items() if _kept(name)}
-        environment.update(spec["variables"])
-        if spec["abi"]:
-            _restrict(int(spec["abi"]), spec["read"], spec["write"])
-        os.execve(spec["shell"], [spec["shell"], *arguments], environment)
-    except (OSError, ValueError, KeyError, TypeError) as err:
+        environment.update(variables)
+        if abi:
+            _restrict(abi, read, write)
+        os.execve(shell, [shell, *arguments], environment)
+    except OSError as err:
         sys.stderr.write(f"beeuni: the command was not run: its box could not be made ({err})\n")
         sys.stderr.flush()
     os._exit(FAILED)
