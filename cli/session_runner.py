@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
+from ..daemon.box.harness_box import HarnessBox
 from ..daemon.edge.handoff import VARIABLE, HandOff
 from ..daemon.plugin import PluginMismatch, verify
 from . import opencode_turn
@@ -47,6 +48,10 @@ DAEMON_START_LIMIT = 120.0
 CONVERGE_LIMIT = 300.0
 #: how much of a log a start failure quotes
 LOG_TAIL = 4000
+#: seconds `opencode import` may take to carry an earlier session's conversation over
+IMPORT_LIMIT = 120.0
+#: what of a session's record opencode would import beside its messages, and is not carried
+NOT_CARRIED = ("permission", "revert", "share")
 #: how the daemon is started: the beeuni of this interpreter
 BEEUNI = "from beeuni.cli.main import main; main()"
 
@@ -226,6 +231,7 @@ def _start(
             detail = "; ".join(reason for reason in (box.missing, box.filter_missing) if reason)
             logs["opencode"].write((texts.message("opencode_not_confined", detail=detail) + "\n").encode())
             logs["opencode"].flush()
+        _carry_conversation(request, store, earlier, turn, opencode_env, box, logs["opencode"])
         opencode = start_group(
             server.command(request.opencode),
             cwd=request.repo_root,
@@ -262,6 +268,43 @@ def _start(
         to_opencode.close()
     server.wait_ready(lambda: opencode.poll() is None)
     return runtime
+
+
+def _carry_conversation(
+    request: SessionRequest,
+    store: SessionStore,
+    earlier: dict[str, Any] | None,
+    turn: TurnFolders,
+    opencode_env: dict[str, str],
+    box: HarnessBox,
+    log: IO[bytes],
+) -> None:
+    """A session recorded before sessions had opencode data of their own (its record names none):
+    its conversation, as opencode exported it at its last turn, is imported into the new data
+    folder (``opencode import``, in the turn's box, with no plugin), so that the turn goes on with
+    it. What opencode keeps per session beside the messages (its permission rules, a revert, a
+    share) is not carried."""
+    if earlier is None or earlier.get("opencode_data"):
+        return
+    export = store.read_export(str(earlier["id"]))
+    info = export.get("info") if export is not None else None
+    if export is None or not isinstance(info, dict):
+        return
+    kept = {key: value for key, value in info.items() if key not in NOT_CARRIED}
+    carried = {"info": kept, "messages": export.get("messages") or []}
+    path = os.path.join(turn.tmp, "conversation.json")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as handle:
+        json.dump(carried, handle)
+    env = {name: value for name, value in opencode_env.items() if name != VARIABLE}
+    env["OPENCODE_PURE"] = "1"  # no plugin: the daemon's is for the turn's server
+    command = [request.opencode, "import", path]
+    importing = start_group(command, cwd=request.repo_root, env=env, log=log, pass_fds=(), before_exec=box.preparer())
+    try:
+        importing.wait(timeout=IMPORT_LIMIT)
+    except subprocess.TimeoutExpired:
+        stop_group(importing)
+    finally:
+        os.unlink(path)
 
 
 def live_control(

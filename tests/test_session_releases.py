@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -226,3 +227,33 @@ def test_an_opencode_plugin_an_agent_wrote_in_the_working_tree_never_loads(tmp_p
         again = project.sessions(model, "prompt", session_id, "--wait", "--prompt", "Again.")
         assert again.returncode == 0, again.stderr
     assert not marker.exists()
+
+
+def test_a_session_recorded_before_it_had_opencode_data_of_its_own_goes_on_with_its_conversation(
+    tmp_path: Path,
+) -> None:
+    """A session whose record names no opencode data folder (recorded before sessions had one) is
+    carried over at its next turn: its conversation, as opencode exported it, is imported into a
+    data folder of its own — but for what opencode keeps per session beside the messages (its
+    permission rules) — and the model is sent it again."""
+    project = Project(tmp_path)
+    first, second = "First turn: greet me.", "Second turn: say goodbye to Ada."
+    with scripted_model({first: [say("greeted"), say("goodbye, Ada")]}) as model:
+        started = project.sessions(model, "new", "--wait", "--prompt", first)
+        assert started.returncode == 0, started.stderr
+        session_id = started.stdout.split("\n", 1)[0]
+        record_path = next((tmp_path / "state").glob(f"projects/*/sessions/{session_id}.json"))
+        record = json.loads(record_path.read_text())
+        shutil.rmtree(record_path.parent.parent / "opencode-data" / record.pop("opencode_data"))
+        record_path.write_text(json.dumps(record))  # as a record from before
+        export_path = record_path.with_name(f"{session_id}.export.json")
+        export = json.loads(export_path.read_text())
+        export["info"]["permission"] = [{"permission": "bash", "pattern": "*", "action": "allow"}]
+        export_path.write_text(json.dumps(export))
+        later = project.sessions(model, "prompt", session_id, "--wait", "--prompt", second)
+        assert later.returncode == 0, later.stderr
+        assert later.stdout == f"{session_id}\ngoodbye, Ada\n"
+        asked = [request for request in model.conversation(first) if second in json.dumps(request.messages)]
+    assert asked and first in json.dumps(asked[0].messages)  # the same conversation, carried over
+    assert json.loads(record_path.read_text())["opencode_data"]
+    assert "permission" not in json.loads(export_path.read_text())["info"]  # not carried
