@@ -20,8 +20,10 @@ from .control import serve_starter
 from .edge.app import create_app
 from .edge.handoff import NotASocket, starters_socket
 from .edge.http_edges import Edges, protocol_for, unproven_bound
+from .edge.peer import process_name
 from .edge.ptrace_guard import memory_unguarded
 from .edge.refusals import BURST, RefusalFilter, Refusals
+from .edge.unproven import PER_PROCESS_MAX, UNKNOWN
 from .host.output import SpillFolder
 from .log import log
 from .log import write as log_line
@@ -134,7 +136,18 @@ def serve(
         # so it collects — but never walks what the start built (the tool set, the rules), which lives on.
         gc.freeze()
         gc.enable()
-        edges = Edges(token, session.messages, read_timeout, unproven_bound())
+
+        def cut(pid: int, count: int) -> None:  # a process's connections without the token, cut down
+            if not refusals.admit("connections_cut"):
+                return
+            fields = {"count": str(count), "size": str(PER_PROCESS_MAX)}
+            name = process_name(pid) if pid != UNKNOWN else None
+            if name is None:
+                log_line(say(session.messages(), "connections_cut_unknown", **fields) + "\n")
+            else:
+                log_line(say(session.messages(), "connections_cut", pid=str(pid), command=name, **fields) + "\n")
+
+        edges = Edges(token, session.messages, read_timeout, unproven_bound(), cut)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges), ws="none")
         logging.getLogger("uvicorn.error").addFilter(RefusalFilter(refusals))  # after the Config set logging up
         try:

@@ -709,6 +709,7 @@ def test_a_flooding_process_loses_its_own_connections_never_anothers(project: Pa
     at most PER_PROCESS_MAX; this process's connection, begun without the token before the
     flood (the oldest, which the flood closed when the bound was for all), is answered once it
     sends the rest of its request, and so is a new one."""
+    from beeuni.daemon.edge.refusals import BURST
     from beeuni.daemon.edge.unproven import PER_PROCESS_MAX
 
     with running_daemon(project, tmp_path, "--harness", "experimental", "--read-timeout", "600") as daemon:
@@ -725,6 +726,12 @@ def test_a_flooding_process_loses_its_own_connections_never_anothers(project: Pa
             assert (status, answer["output"]) == (200, "counted")
             assert post(daemon, b"{}").status_code == 200
             assert 0 < still_open() <= PER_PROCESS_MAX  # its own share is kept, not the others'
+        cut = re.compile(
+            r"\[daemon\] closed \d+ connections of process \d+ \(python[^)]*\) that had not presented the"
+            rf" token: one process may hold {PER_PROCESS_MAX} at once"
+        )
+        wait_until(lambda: cut.search(daemon.log()) is not None, "the cut to be logged")
+        assert len(cut.findall(daemon.log())) <= BURST  # rate-limited, as every refusal
 
 
 NOBODY = 65534
@@ -779,6 +786,8 @@ def test_a_flood_by_another_user_cannot_close_the_daemon_users_connection(projec
                 client.stdin.flush()
                 assert client.stdout.readline() == "200\n"
             client.wait(timeout=60)
+            unnamed = "connections that had not presented the token, of processes the daemon cannot name"
+            wait_until(lambda: unnamed in daemon.log(), "the cut to be logged")
         finally:
             stop_daemon(daemon)
     finally:

@@ -51,7 +51,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..messages import say
-from .unproven import Unproven
+from .unproven import Cut, Unproven
 
 MAX_HEAD = 16 * 1024  # bytes of a request's line and headers (h11's default bound)
 MAX_HEADERS = 100  # headers of one request
@@ -66,11 +66,18 @@ class Edges:
     """What the connections of one daemon share: the token a request may present, the rules'
     texts, the read timeout, and the connections that have not presented the token."""
 
-    def __init__(self, token: str, messages: Callable[[], dict[str, str]], read_timeout: float, unproven: int) -> None:
+    def __init__(
+        self,
+        token: str,
+        messages: Callable[[], dict[str, str]],
+        read_timeout: float,
+        unproven: int,
+        cut: Cut | None = None,
+    ) -> None:
         self.expected = f"Bearer {token}".encode()
         self.messages = messages
         self.read_timeout = read_timeout
-        self.unproven = Unproven(unproven)
+        self.unproven = Unproven(unproven, cut=cut)
 
 
 class HeldFlow(FlowControl):

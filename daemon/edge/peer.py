@@ -27,10 +27,16 @@ def process_at(client: Address, server: Address) -> tuple[int, str] | None:
     pid = holders([client], server).get(client)
     if pid is None:
         return None
+    name = process_name(pid)
+    return None if name is None else (pid, name)
+
+
+def process_name(pid: int) -> str | None:
+    """The name of process ``pid`` (its ``comm``), or None when it has ended."""
     try:
         with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
-            return pid, handle.read().strip()
-    except OSError:  # it has ended meanwhile
+            return handle.read().strip()
+    except OSError:
         return None
 
 

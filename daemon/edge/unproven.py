@@ -57,6 +57,8 @@ class Connection(Protocol):
 
 #: the group (a pid, or ``UNKNOWN``) of each connection, given the pids that held the last ones found
 Attribute = Callable[[Sequence[Connection], Iterable[int]], list[int]]
+#: told of each group a pass cut down: its pid (or ``UNKNOWN``) and how many of its connections it closed
+Cut = Callable[[int, int], None]
 
 
 def by_process(connections: Sequence[Connection], known: Iterable[int]) -> list[int]:
@@ -82,12 +84,15 @@ class Unproven:
         every: int = PASS_EVERY,
         attribute: Attribute = by_process,
         cheap: float = PASS_CHEAP,
+        cut: Cut | None = None,
     ) -> None:
         self.bound = bound
         self.pressure = min(per_process, bound)
         self.keep = max(1, per_process - every)
         self.every = every
         self.attribute = attribute
+        self.cut = cut
+        self.per_process = per_process
         self.order: dict[Connection, None] = {}  # every unproven connection; a dict keeps the order of arrival
         self.pending: dict[Connection, None] = {}  # those not attributed yet
         self.groups: dict[int, dict[Connection, None]] = {}
@@ -158,9 +163,13 @@ class Unproven:
         for connection, group in zip(arrived, found, strict=True):
             self.group_of[connection] = group
             self.groups.setdefault(group, {})[connection] = None
-        for members in list(self.groups.values()):
+        for group, members in list(self.groups.items()):
+            closed = 0
             while len(members) > self.keep:
                 self._close(next(iter(members)))
+                closed += 1
+            if closed and self.cut is not None:
+                self.cut(group, closed)
 
     def _most_held(self) -> dict[Connection, None]:
         """The group holding the most, the pending connections as one (on a tie, a process's)."""

@@ -366,7 +366,8 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     inexact_number header_too_large foreign_host too_large no_such_path method_not_allowed client_gone
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json not_filtered filter_required headers_too_large request_timeout
-    without_token refusals_counted not_contained containment_required
+    without_token refusals_counted not_contained containment_required connections_cut
+    connections_cut_unknown
     """.split()  # noqa: SIM905
 )
 _MESSAGE = Template(MESSAGE_FIELDS)
