@@ -33,16 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bench_sessions import BEEUNI, ECHO  # noqa: E402
 from model_server import call, say, scripted_model  # noqa: E402
 from opencode_session import opencode_version, sessions_environment  # noqa: E402
-
-BEEUNI = str(Path(sys.executable).parent / "beeuni")
-ECHO = """export default {
-  description: 'Echo the text.',
-  parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  async execute(args) { return `echo: ${args.text}` },
-}
-"""
 
 
 def project(root: Path) -> Path:

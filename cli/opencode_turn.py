@@ -271,8 +271,7 @@ def box(
     harness = harness_box(repo_root, hidden, protected, opencode_reads, written)
     commands = harness_box(repo_root, hidden, protected, [*read, *around], [turn.commands])
     home = turn.commands
-    variables = {"HOME": home, "TMPDIR": home, **{name: home for name in DATA_FOLDERS}}
-    variables["XDG_CONFIG_HOME"] = home
+    variables = {name: home for name in ("HOME", "TMPDIR", "XDG_CONFIG_HOME", *DATA_FOLDERS)}
     found = (shutil.which(name, path=env.get("PATH") or SEARCH_PATH) for name in shells)
     shell = next((path for path in found if path), DEFAULT_SHELL)
     launcher = command_box.write_launcher(

@@ -231,7 +231,8 @@ def _start(
             detail = "; ".join(reason for reason in (box.missing, box.filter_missing) if reason)
             logs["opencode"].write((texts.message("opencode_not_confined", detail=detail) + "\n").encode())
             logs["opencode"].flush()
-        _carry_conversation(request, store, earlier, turn, opencode_env, box, logs["opencode"])
+        if earlier is not None and earlier.get("opencode_data") != data_key:  # a data folder new to the session
+            _carry_conversation(request, store, str(earlier["id"]), turn, opencode_env, box, logs["opencode"])
         opencode = start_group(
             server.command(request.opencode),
             cwd=request.repo_root,
@@ -273,20 +274,18 @@ def _start(
 def _carry_conversation(
     request: SessionRequest,
     store: SessionStore,
-    earlier: dict[str, Any] | None,
+    session_id: str,
     turn: TurnFolders,
     opencode_env: dict[str, str],
     box: HarnessBox,
     log: IO[bytes],
 ) -> None:
-    """A session recorded before sessions had opencode data of their own (its record names none):
+    """A session whose opencode data folder is new (recorded before sessions had one of their own):
     its conversation, as opencode exported it at its last turn, is imported into the new data
     folder (``opencode import``, in the turn's box, with no plugin), so that the turn goes on with
     it. What opencode keeps per session beside the messages (its permission rules, a revert, a
     share) is not carried."""
-    if earlier is None or earlier.get("opencode_data"):
-        return
-    export = store.read_export(str(earlier["id"]))
+    export = store.read_export(session_id)
     info = export.get("info") if export is not None else None
     if export is None or not isinstance(info, dict):
         return

@@ -138,7 +138,7 @@ def serve(
         gc.enable()
 
         def cut(pid: int, count: int) -> None:  # a process's connections without the token, cut down
-            if not refusals.admit("connections_cut"):
+            if not refusals.admit(say(session.messages(), "connections_cut_kind")):
                 return
             fields = {"count": str(count), "size": str(PER_PROCESS_MAX)}
             name = process_name(pid) if pid != UNKNOWN else None

@@ -1,4 +1,5 @@
-"""Shared helpers: run the installed ``beeuni`` command as a user would."""
+"""Shared helpers: run the installed ``beeuni`` command as a user would, and plain git as the
+user sets a repository up."""
 
 from __future__ import annotations
 
@@ -73,6 +74,19 @@ def read_terminal(
         written = other.read().decode(errors="replace")
     os.close(leader)
     return received.decode(errors="replace").replace("\r\n", "\n"), written
+
+
+def git(folder: Path, *args: str) -> str:
+    """Plain git in ``folder``, as the test (the user) sets the repository up; what it printed."""
+    done = subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def commit(folder: Path, message: str) -> str:
+    """Commit everything in ``folder``'s work tree as a developer; the commit's id."""
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", message)
+    return git(folder, "rev-parse", "HEAD")
 
 
 def run_typer(args: Sequence[str], cwd: Path | str, env: dict[str, str] | None = None) -> Result:

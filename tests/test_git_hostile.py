@@ -20,7 +20,7 @@ from typing import Any
 import beeuni.rules
 import pytest
 from beeuni.engine.release import git as git_runner
-from conftest import run_beeuni
+from conftest import commit, git, run_beeuni
 from daemon_helpers import daemon_refused, running_daemon
 
 SECRET = "orders-key-5be02a"
@@ -53,18 +53,6 @@ agents:
 """
 WIDENED = MANIFEST.replace("    tools: [lookup_order]\n  b:", "    tools: [lookup_order]\n    secrets: all\n  b:")
 MISSING = "0123456789abcdef0123456789abcdef01234567"
-
-
-def git(folder: Path, *args: str) -> str:
-    """Plain git, as the test (the user) sets the repository up."""
-    done = subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def commit(folder: Path, message: str) -> str:
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", message)
-    return git(folder, "rev-parse", "HEAD")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from beeuni.daemon.box import confine
 from beeuni.daemon.serving.secrets import project_dir
-from conftest import BEEUNI, run_beeuni
+from conftest import BEEUNI, git, run_beeuni
 from model_server import MODEL_ID, ScriptedModel, call, say, scripted_model
 from opencode_session import OPENCODE, environment, opencode_version, sessions_environment
 
@@ -43,11 +43,6 @@ def evil_plugin(marker: Path) -> str:
     """An opencode plugin that, once imported, writes ``marker``."""
     written = f"import {{ writeFileSync }} from 'node:fs'\nwriteFileSync({json.dumps(str(marker))}, 'x')\n"
     return written + "export const Evil = async () => ({})\n"
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
 
 
 class Monorepo:

@@ -7,13 +7,12 @@ says, and refuses the call its pattern forbids."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ROOT
+from conftest import ROOT, git
 from daemon_helpers import Daemon, running_daemon
 
 BUN = ROOT / "node_modules" / ".bin" / "bun"
@@ -161,10 +160,6 @@ export default {{
   async execute() {{ return at }},
 }}
 """
-
-
-def git(folder: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True)
 
 
 def test_each_module_loads_in_a_process_of_its_own_and_a_release_is_loaded_once(tmp_path: Path) -> None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_beeuni
+from conftest import ROOT, commit, git, run_beeuni
 from daemon_helpers import Daemon, daemon_refused, running_daemon, wait_until
 
 SECRET = "orders-key-7d41c9"
@@ -80,17 +79,6 @@ agents:
     tools: [lookup_order, memory]
     secrets: all
 """
-
-
-def git(folder: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def commit(folder: Path, message: str) -> str:
-    git(folder, "add", "-A")
-    git(folder, "-c", "user.email=dev@example.com", "-c", "user.name=dev", "commit", "-q", "-m", message)
-    return git(folder, "rev-parse", "HEAD")
 
 
 def released_project(tmp_path: Path, tools: dict[str, str], manifest: str, secret: str, value: str) -> Path:

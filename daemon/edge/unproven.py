@@ -92,7 +92,6 @@ class Unproven:
         self.every = every
         self.attribute = attribute
         self.cut = cut
-        self.per_process = per_process
         self.order: dict[Connection, None] = {}  # every unproven connection; a dict keeps the order of arrival
         self.pending: dict[Connection, None] = {}  # those not attributed yet
         self.groups: dict[int, dict[Connection, None]] = {}

@@ -107,9 +107,10 @@ def load_modules(
         reported = {fact["name"] for fact in facts}
         return facts + [fact for module in group if module[0] not in reported for fact in alone(module)]
 
-    own = [module for module in modules if _shipped(module[1])]
-    runs: list[Callable[[], list[dict[str, Any]]]] = [partial(together, own)] if len(own) > 1 else []
-    runs += [partial(alone, module) for module in modules if len(own) <= 1 or module not in own]
+    shared = [module for module in modules if _shipped(module[1])]
+    shared = shared if len(shared) > 1 else []  # one shipped module alone is loaded like any other
+    runs: list[Callable[[], list[dict[str, Any]]]] = [partial(together, shared)] if shared else []
+    runs += [partial(alone, module) for module in modules if module not in shared]
     if len(runs) == 1:
         take(runs[0]())
     elif runs:

@@ -367,7 +367,7 @@ DAEMON_MESSAGE_KEYS = tuple(  # (as words: a list literal would take a line each
     bad_request internal_error invalid_arguments invalid_schema not_carried view_output
     output_not_json not_filtered filter_required headers_too_large request_timeout
     without_token refusals_counted not_contained containment_required connections_cut
-    connections_cut_unknown
+    connections_cut_unknown connections_cut_kind
     """.split()  # noqa: SIM905
 )
 _MESSAGE = Template(MESSAGE_FIELDS)

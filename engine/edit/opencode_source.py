@@ -440,14 +440,8 @@ def _harness_use(source: bytes, packages: list[str]) -> str | None:
             statement = bound[_text(source, node)]
             if not (statement.start_byte <= node.start_byte < statement.end_byte):
                 return f"`{_text(source, node)}` in `{_line_text(source, node.start_byte)}`"
-    for statement in root.named_children:
-        specifier = statement.child_by_field_name("source")
-        if (
-            statement.type == "import_statement"
-            and specifier is not None
-            and _text(source, specifier)[1:-1] in packages
-        ):
-            return f"`{_line_text(source, statement.start_byte)}`"
+    for statement in _imports_of(source, root, packages):
+        return f"`{_line_text(source, statement.start_byte)}`"
     return None
 
 
