@@ -12,14 +12,12 @@ import logging
 import os
 import secrets
 import socket
-
-import uvicorn
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..engine.lang import RulesError
 from .control import serve_starter
-from .edge.app import create_app
 from .edge.handoff import NotASocket, starters_socket
-from .edge.http_edges import Edges, protocol_for, unproven_bound
 from .edge.peer import process_name
 from .edge.ptrace_guard import memory_unguarded
 from .edge.refusals import BURST, RefusalFilter, Refusals
@@ -31,6 +29,9 @@ from .messages import rules_texts, say
 from .plugin import PluginRefused, write_plugin
 from .serving.changes import SHORT
 from .serving.session import Session, StartRefused
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 
 def serve(
@@ -75,10 +76,22 @@ def serve(
     listener.listen(2048)  # before the starter hears of it: a client can connect at once
     url = f"http://127.0.0.1:{listener.getsockname()[1]}"
     token = secrets.token_urlsafe(32)
+    refusals = Refusals(
+        log_line,
+        lambda kind, count, seconds: say(
+            session.messages(),
+            "refusals_counted",
+            detail=kind,
+            count=str(count),
+            seconds=f"{seconds:g}",
+            lines=str(BURST),
+        ),
+    )
+    http_side = _HttpSide(session, token, max_body, spill_dir, refusals)
 
     async def main() -> int:
         try:
-            await session.start()
+            await session.start(meanwhile=http_side.build)
         except (StartRefused, RulesError) as refused:  # the starter reads the end of its socket
             starter.close()
             log_line(refused.report() if isinstance(refused, RulesError) else f"{refused}\n")
@@ -101,20 +114,10 @@ def serve(
             except PluginRefused as refusal:  # before the hand-over: no client finds a daemon
                 log_line(say(messages, refusal.args[0], detail=refusal.args[1]) + "\n")
                 return await _stop(session, starter, 2)
-        # the app makes its spill folder before a client can call
-        spill = SpillFolder(spill_dir or os.path.join(session.private.path, "spill"))
-        refusals = Refusals(
-            log_line,
-            lambda kind, count, seconds: say(
-                session.messages(),
-                "refusals_counted",
-                detail=kind,
-                count=str(count),
-                seconds=f"{seconds:g}",
-                lines=str(BURST),
-            ),
-        )
-        app = create_app(session, token, max_body, spill, refusals)
+        from .edge.http_edges import Edges, protocol_for, unproven_bound
+
+        app, spill = http_side.built()
+        spill.make()  # before a client can call
         document = {
             "url": url,
             "token": token,
@@ -125,6 +128,7 @@ def serve(
             "plugin": plugin.path if plugin else None,
             "plugin_sha256": plugin.digest if plugin else None,
         }
+        log.flush()  # what the start said is in the log before anyone can call
         try:
             starter.sendall(json.dumps(document).encode() + b"\n")
         except OSError:
@@ -147,6 +151,8 @@ def serve(
             else:
                 log_line(say(session.messages(), "connections_cut", pid=str(pid), command=name, **fields) + "\n")
 
+        import uvicorn
+
         edges = Edges(token, session.messages, read_timeout, unproven_bound(), cut)
         config = uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol_for(edges), ws="none")
         logging.getLogger("uvicorn.error").addFilter(RefusalFilter(refusals))  # after the Config set logging up
@@ -162,6 +168,35 @@ def serve(
         return uvloop.run(main())
     finally:
         log.flush()
+
+
+@dataclass
+class _HttpSide:
+    """The daemon's HTTP API, imported (FastAPI, uvicorn) and made in a thread while the modules
+    load (``Session.start``'s ``meanwhile``): they load in processes of their own, so the two share
+    no lock and take a core each. Its spill folder is made only once the start goes on."""
+
+    session: Session
+    token: str
+    max_body: int
+    spill_dir: str | None
+    refusals: Refusals
+    _built: tuple[FastAPI, SpillFolder] | None = None
+
+    def build(self) -> None:
+        from .edge import http_edges  # noqa: F401  (uvicorn's protocol: imported now too)
+        from .edge.app import create_app
+
+        assert self.session.private is not None
+        spill = SpillFolder(self.spill_dir or os.path.join(self.session.private.path, "spill"), make=False)
+        self._built = create_app(self.session, self.token, self.max_body, spill, self.refusals), spill
+
+    def built(self) -> tuple[FastAPI, SpillFolder]:
+        """The app and its spill folder (made now, when ``build`` did not run meanwhile)."""
+        if self._built is None:
+            self.build()
+        assert self._built is not None
+        return self._built
 
 
 async def _stop(session: Session, starter: socket.socket, code: int) -> int:

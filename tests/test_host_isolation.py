@@ -1,6 +1,6 @@
 """A broken or hostile tool module harms only its own call: the real daemon and Bun, a module
 doing each thing an attacker or a careless author would, one agent granted a secret (alice) and
-one granted none (mallory). The state folder lies inside the repository here, the hardest case
+one granted none (mallory). The state and cache folders lie inside the repository here, the hardest case
 for the confinement (Landlock allows, it never denies: the state folder is kept out by allowing
 what lies beside it)."""
 
@@ -234,8 +234,13 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def daemon(project: Path, home: Path) -> Iterator[Daemon]:
-    # the state folder (and the daemon's log) inside the repository
-    env = {"BEEUNI_STATE_DIR": str(project / "state"), "HOME": str(home), "DATABASE_PASSWORD": DAEMON_ONLY}
+    # the state folder (and the daemon's log) and beeuni's cache folder inside the repository
+    env = {
+        "BEEUNI_STATE_DIR": str(project / "state"),
+        "BEEUNI_CACHE_DIR": str(project / "cache"),
+        "HOME": str(home),
+        "DATABASE_PASSWORD": DAEMON_ONLY,
+    }
     stored = run_beeuni(["secrets", "set", "ALICE_KEY=-", str(project)], cwd=project, stdin=SECRET + "\n", env=env)
     assert stored.code == 0, stored.stderr
     with running_daemon(project, project, "--harness", "experimental", "--timeout", "5", env=env) as running:
@@ -250,9 +255,10 @@ def output(answer: httpx.Response) -> Any:
 def test_a_module_learns_nothing_of_the_daemon(daemon: Daemon, project: Path, home: Path) -> None:
     secrets_file = next(daemon.state.glob("projects/*/secrets.json"))
     lock = next(daemon.state.glob("projects/*/secrets.lock"))
+    own_facts = next((project / "cache").glob("shipped-load-report-*"))  # beeuni's own modules' load report
     wait_until(daemon.host_pids, "the warm processes to start")
     siblings = daemon.host_pids()  # the warm processes, waiting for the next calls
-    paths = [str(secrets_file), str(lock), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
+    paths = [str(secrets_file), str(lock), str(own_facts), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
     pids = [daemon.process.pid, *siblings]
     seen = json.loads(output(daemon.call("snoop", {"paths": paths, "pids": pids}, agent="mallory")))
     assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "BUN_RUNTIME_TRANSPILER_CACHE_PATH"}

@@ -49,14 +49,14 @@ def write_launcher(
     """Write the launcher into ``folder`` under the real ``shell``'s name (opencode picks the
     shell's arguments by its name); its path, for ``SHELL``. ``read`` and ``write`` are the nested
     box's paths (``abi`` 0: no Landlock), ``variables`` set in the command's environment."""
-    package_root = _package_root()
+    root = package_root()
     python = os.path.realpath(sys.executable)
     launcher = os.path.join(folder, os.path.basename(shell))
     with open(os.open(launcher, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o500), "w", encoding="utf-8") as handle:
         handle.write(
             LAUNCHER.format(
                 python=python,
-                package_root=package_root,
+                package_root=root,
                 shell=shell,
                 read=sorted(read),
                 write=sorted(write),
@@ -70,10 +70,10 @@ def write_launcher(
 def readable_for_launcher() -> list[str]:
     """What the launcher needs to read in opencode's box: the Python it runs with and the folder
     beeuni is installed in (Python lists it to find the package)."""
-    return [os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix), _package_root()]
+    return [os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix), package_root()]
 
 
-def _package_root() -> str:
+def package_root() -> str:
     """The folder holding the ``beeuni`` package (``site-packages``)."""
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

@@ -15,7 +15,8 @@
 //                                                       (SIGALRM and SIGHUP abort the running call's
 //                                                       context.signal with the texts of "aborts")
 //   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
-//                                                       load each module in a realm of its own, call
+//                                                       load each module in a realm of its own (one
+//                                                       alone: beside the host), call
 //                                                       nothing (the session's load report, `beeuni
 //                                                       validate --modules`); `limit` seconds each
 //   {"op": "probe", ..., "opencode": {"zod": [{"package", "member"}]}}
@@ -176,28 +177,33 @@ const PROBE_REALM = `${import.meta.dir}/probe_realm.ts`
 // fd 3 itself lack the token, which only this realm holds; those, a loop that blocks this
 // process and a process that dies all make the daemon load each module not reported yet in a
 // process of its own (probe.py).
+// A probe of one module — every module of a project has a process of its own — needs no realm:
+// whatever the module bends in this process, the daemon takes from it no report but its own,
+// which its export decides anyway; so it is imported here, which saves a realm's start.
 async function probe(request: any) {
   const { token, tools, limit, opencode } = request
   probeToken = String(token)
   const entries: { name: string; module: string }[] = Array.isArray(tools) ? tools : []
+  const alone = entries.length === 1
   for (const { name, module } of entries) {
     send({ op: 'probing', token, name: String(name) }) // its limit runs from here
-    const found = await reportOf(String(module), opencode ? JSON.stringify(opencode) : '', Number(limit) * 1000)
+    const found = await reportOf(String(module), opencode ? JSON.stringify(opencode) : '', Number(limit) * 1000, alone)
     send({ op: 'probed', token, name: String(name), ...found })
   }
   send({ op: 'probe_done', token })
   process.exit(0)
 }
 
-// One module's report from its realm, as plain data of this realm.
-async function reportOf(module: string, opencode: string, limit: number): Promise<Record<string, unknown>> {
+// One module's report from its realm (or, `alone`, from this one), as plain data of this realm.
+async function reportOf(module: string, opencode: string, limit: number, alone: boolean): Promise<Record<string, unknown>> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const timedOut = new Promise<string | null>((resolve) => {
     timer = setTimeout(() => resolve(null), limit)
   })
   const reported = (async () => {
-    const realm = new (globalThis as any).ShadowRealm()
-    const describe = await realm.importValue(PROBE_REALM, 'describe')
+    const describe = alone
+      ? (await import(PROBE_REALM)).describe
+      : await new (globalThis as any).ShadowRealm().importValue(PROBE_REALM, 'describe')
     return await new Promise<string>((resolve) => describe(module, opencode, resolve))
   })()
   try {

@@ -4,10 +4,12 @@ makes the daemon read or hold more than the cap."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the load process imports this module, and no event loop
+    import asyncio
 
 HEADER = struct.Struct(">I")
 MAX_MESSAGE = 16 * 1024 * 1024  # a JSON frame: a load report, an error; an output is a raw frame

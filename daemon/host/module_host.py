@@ -40,7 +40,8 @@ from ..box.sandbox import Confinement, Started, group_members, last_pid, start
 from ..log import write as log
 from ..messages import say
 from . import host_channel
-from .probe import EXIT_GRACE, load_modules
+from .probe import EXIT_GRACE
+from .probe_process import LoadProcess
 
 #: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
 #: (they are granted alike)
@@ -109,22 +110,36 @@ class ModuleHost:
         self._aborts: dict[tuple[str, float], dict[str, str]] = {}
         self._stopped = False
 
-    async def start(self, limit: float, known: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        """Load every module, each apart (``limit`` seconds per module) — or take the facts of
-        the same modules ``known`` from an earlier start —, then start the fresh processes. The
-        facts, one per module."""
-        if known is not None and sorted(str(fact.get("name")) for fact in known) == sorted(self.modules):
-            facts = known
-        else:
-            facts = await asyncio.to_thread(
-                load_modules, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
-            )
+    async def start(
+        self,
+        limit: float,
+        loader: LoadProcess,
+        known: list[dict[str, Any]] | None = None,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Start the fresh processes (they load no module before a call) and meanwhile load every
+        module, each apart (``limit`` seconds per module), in ``loader`` — or take the facts of the
+        same modules ``known`` from an earlier start. The facts, one per module. ``meanwhile`` runs
+        in a thread while the modules load."""
+        self._keep_fresh()
+        alongside = [asyncio.to_thread(meanwhile)] if meanwhile is not None else []
+        try:
+            if known is not None and sorted(str(fact.get("name")) for fact in known) == sorted(self.modules):
+                facts = known
+                await asyncio.gather(*alongside)
+            else:
+                loading = asyncio.to_thread(
+                    loader.load, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
+                )
+                facts, *_ = await asyncio.gather(loading, *alongside)
+        except BaseException:
+            await self.stop()
+            raise
         for fact in facts:
             if fact["loaded"]:
                 self.loaded[fact["name"]] = {key: fact[key] for key in ("description", "parameters")}
             else:
                 self.failed[fact["name"]] = fact["error"] or fact["problem"]
-        self._keep_fresh()
         return facts
 
     async def call(

@@ -23,13 +23,17 @@ MAX_SPILL_TOTAL = 256 * 1024 * 1024  # bytes of spilled output a daemon keeps at
 class SpillFolder:
     """One daemon's private folder of spilled outputs, bounded in total."""
 
-    def __init__(self, path: str, limit: int = MAX_SPILL_TOTAL) -> None:
-        """The folder ``path`` (made 0700 when missing)."""
-        os.makedirs(path, mode=0o700, exist_ok=True)
+    def __init__(self, path: str, limit: int = MAX_SPILL_TOTAL, make: bool = True) -> None:
+        """The folder ``path``, made 0700 when missing (now, or with ``make`` false by ``make()``)."""
         self.path = path
         self.limit = limit
+        if make:
+            self.make()
         self._files: deque[tuple[str, int]] = deque()  # oldest first
         self._total = 0
+
+    def make(self) -> None:
+        os.makedirs(self.path, mode=0o700, exist_ok=True)
 
     def store(self, data: bytes, tool: str) -> str:
         """Write ``data`` to a new private file; first remove the oldest files until the total

@@ -12,8 +12,8 @@ cannot forge the host's frame. The host's frames carry a random token of the pro
 without it (a module writing on fd 3 itself), an error a module throws outside its import, a
 process that dies, or one that stops reporting (a loop blocks the host's thread) ends the
 process, and what it reported, or a timeout, is taken for its module alone (beeuni's own are then
-loaded again, each alone). The daemon keeps a release's facts between its starts
-(``probe_cache.py``).
+loaded again, each alone). The daemon keeps a release's facts between its starts, and beeuni's
+own modules' facts for every release (``probe_cache.py``).
 
 ``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
 daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import selectors
 import shutil
 import signal
@@ -40,9 +39,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+from ...engine.cache.folder import cache_dir
 from ..box.sandbox import Confinement, Process, confinement_for, start
 from ..serving.secrets import state_dir
-from . import host_channel
+from . import host_channel, probe_cache
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
 REPORT_SLACK = 1.0  # seconds past a module's limit for the host's own report that it timed out
@@ -66,7 +66,7 @@ def probe_modules(
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
     folder = tempfile.mkdtemp(prefix="beeuni-probe-")
     try:
-        confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir()], work=folder)
+        confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir(), cache_dir()], work=folder)
         facts = load_modules(bun, modules, confinement, limit, folder, opencode, probed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -100,12 +100,18 @@ def load_modules(
 
     def alone(module: tuple[str, str]) -> list[dict[str, Any]]:
         facts, stopped = _probe_run(bun, [module], confinement, limit, folder, opencode)
-        return facts or [_fact(module[0], *stopped)]
+        return facts or [module_fact(module[0], *stopped)]
 
     def together(group: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        kept = probe_cache.read_shipped(group, bun, limit) if opencode is None else None
+        if kept is not None:
+            return kept
         facts, _ = _probe_run(bun, group, confinement, limit, folder, opencode)
         reported = {fact["name"] for fact in facts}
-        return facts + [fact for module in group if module[0] not in reported for fact in alone(module)]
+        facts += [fact for module in group if module[0] not in reported for fact in alone(module)]
+        if opencode is None:
+            probe_cache.keep_shipped(group, bun, limit, facts)
+        return facts
 
     shared = [module for module in modules if _shipped(module[1])]
     shared = shared if len(shared) > 1 else []  # one shipped module alone is loaded like any other
@@ -129,10 +135,12 @@ def _shipped(module: str) -> bool:
     return os.path.realpath(module).startswith(SHIPPED)
 
 
-APART_AT_ONCE = max(2, min(8, 2 * (os.cpu_count() or 1)))  # processes loading a module each, at once
+#: processes loading a module each, at once: one a core (more only contend; the daemon's own
+#: start goes on meanwhile, in ``probe_process.py``'s words)
+APART_AT_ONCE = max(2, min(8, os.cpu_count() or 1))
 
 
-def _fact(
+def module_fact(
     name: str,
     problem: str | None,
     error: str | None = None,
@@ -158,10 +166,10 @@ def _reported(name: str, message: dict[str, Any]) -> dict[str, Any]:
     """The fact of ``name`` from the host's ``probed`` frame."""
     if message.get("ok") is True:
         description = str(message.get("description", ""))
-        return _fact(name, None, None, description, message.get("parameters"), message.get("exports"))
+        return module_fact(name, None, None, description, message.get("parameters"), message.get("exports"))
     problem = message.get("problem")
     error = message.get("error")
-    return _fact(
+    return module_fact(
         name, problem if problem in ("timed-out", "crashed") else "error", None if error is None else str(error)
     )
 
@@ -179,7 +187,7 @@ def _probe_run(
     probe's token count, each for a module of ``pending`` not reported yet; anything else on the
     channel ends the process (the modules in it may have written it)."""
     own = tempfile.mkdtemp(dir=folder)
-    token = secrets.token_hex(16)
+    token = os.urandom(16).hex()  # what secrets.token_hex does, without importing it in the load process
     names = {name for name, _ in pending}
     results: list[dict[str, Any]] = []
     try:

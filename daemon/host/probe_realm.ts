@@ -1,9 +1,10 @@
-// One module's load report, in a ShadowRealm of its own (host.ts makes one per module of a probe
-// and imports this file in it). The module's code runs in that realm only: what it patches
-// (JSON.stringify, Object.prototype, Array.prototype, a global, a node: module, Bun) is the
-// realm's, and its report reaches the host as a string — the one kind of value, with functions,
-// that crosses realms — which the host's own realm, where no module runs, parses, checks and
-// serialises.
+// One module's load report, in a ShadowRealm of its own (host.ts makes one per module of a probe of
+// several — beeuni's own — and imports this file in it; a module alone in its process is imported
+// beside the host, which it can then bend for its own report only). The module's code runs in that
+// realm only: what it patches (JSON.stringify, Object.prototype, Array.prototype, a global, a
+// node: module, Bun) is the realm's, and its report reaches the host as a string — the one kind of
+// value, with functions, that crosses realms — which the host's own realm, where no module runs,
+// parses, checks and serialises.
 //
 // describe(module, opencode, done) calls done once with the report's JSON:
 //   {ok: true, description, parameters}      the default export's (parameters as JSON carries them)

@@ -26,9 +26,11 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
+from ...engine.cache.folder import cache_dir
 from ...engine.paths import git_top
 from ...engine.printable import printable
 from ...engine.project import ProjectRun, locate, rules_folder
@@ -41,8 +43,8 @@ from ..box import pid_namespace, syscall_filter
 from ..box.sandbox import confinement_for, landlock_missing
 from ..edge import strict_json
 from ..host import probe_cache
-from ..host.arguments import InvalidSchema, argument_problem, validator_of
 from ..host.module_host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
+from ..host.probe_process import LoadProcess
 from ..host.schema_offer import uncarried
 from ..log import log
 from ..log import write as log_line
@@ -170,12 +172,13 @@ class Session:
                 modules[tool.name] = os.path.abspath(os.path.join(rules, tool.builtin))
         return modules
 
-    async def start(self) -> None:
+    async def start(self, meanwhile: Callable[[], object] | None = None) -> None:
         """Take the release, resolve it and load its modules; ``StartRefused`` with the reason
-        when there is no release to serve or its tool set cannot be made."""
+        when there is no release to serve or its tool set cannot be made. ``meanwhile`` runs in a
+        thread while the modules load (the daemon imports its HTTP side then)."""
         self.private = PrivateFolder()
         try:
-            self.current = await self._generation(self.release)
+            self.current = await self._generation(self.release, meanwhile)
         except BaseException as err:
             self.private.remove()
             if isinstance(err, ReleaseError):
@@ -188,7 +191,17 @@ class Session:
             said = "serving_folder" if self.git is None else "serving_uncommitted"
             log_line(say(resolved.messages, said, detail=self.repo.root) + "\n")
 
-    async def _generation(self, release: str | None) -> Generation:
+    async def _generation(self, release: str | None, meanwhile: Callable[[], object] | None = None) -> Generation:
+        assert self.private is not None
+        loader = LoadProcess()  # started now, it is ready once the release is taken and resolved
+        try:
+            return await self._made(release, loader, meanwhile)
+        finally:
+            loader.close()
+
+    async def _made(
+        self, release: str | None, loader: LoadProcess, meanwhile: Callable[[], object] | None
+    ) -> Generation:
         assert self.private is not None
         snapshot = await asyncio.to_thread(self._take, release, self.private)
         try:
@@ -204,13 +217,20 @@ class Session:
                     raise StartRefused(say(messages, required, detail=missing))
                 if missing and self.current is None:
                     log_line(say(messages, said, detail=missing) + "\n")
-            return await self._load(snapshot, resolved, run)
+            return await self._load(snapshot, resolved, run, loader, meanwhile)
         except BaseException:
             if snapshot is not None:
                 snapshot.remove()
             raise
 
-    async def _load(self, snapshot: Snapshot | None, resolved: ResolvedToolSet, run: ProjectRun) -> Generation:
+    async def _load(
+        self,
+        snapshot: Snapshot | None,
+        resolved: ResolvedToolSet,
+        run: ProjectRun,
+        loader: LoadProcess,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Generation:
         assert self.private is not None
         harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
         if harness is None:
@@ -230,7 +250,7 @@ class Session:
             self.bun,
             self.repo.root,
             loadable.values(),
-            [state_dir()],
+            [state_dir(), cache_dir()],  # out of every module's reach, inside the workspace too
             work=self.private.folder("work"),
             release=snapshot.folder if snapshot is not None else None,
             protected=self._protected(run),
@@ -241,7 +261,7 @@ class Session:
         )
         key = probe_cache.release_key(snapshot, loadable, self.bun, self.timeout)
         kept = probe_cache.read(self.repo.root, key) if key is not None else None
-        facts = await host.start(self.timeout, kept)
+        facts = await host.start(self.timeout, loader, kept, partial(_meanwhile, meanwhile))
         if key is not None and kept is None:
             probe_cache.keep(self.repo.root, key, facts)
         harness_keys = {key: tool for tool, (key, _) in harness_modules.items()}
@@ -322,6 +342,8 @@ class Session:
         for tool in resolved.tools:
             if tool.module is None or tool.name not in views or tool.name not in served:
                 continue
+            from ..host.arguments import InvalidSchema, validator_of
+
             try:
                 found[tool.name] = validator_of(views[tool.name])
             except InvalidSchema as invalid:  # a mistake in the rules: say so, serve the tool
@@ -333,6 +355,8 @@ class Session:
     ) -> tuple[dict[str, Validator], dict[str, str]]:
         """A validator for each loaded module's arguments, built once; a module whose
         ``parameters`` are not valid JSON Schema is not served (its reason is logged)."""
+        from ..host.arguments import InvalidSchema, validator_of
+
         validators, failed = {}, {}
         for name, tool in loaded.items():
             try:
@@ -486,6 +510,8 @@ class Session:
         self._check_offered(generation, tool, name, parent)
         if not isinstance(args, dict):
             raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=name))
+        from ..host.arguments import argument_problem
+
         problem = argument_problem(generation.validators[tool], args, generation.argument_messages)
         if problem is not None:  # checked here, once, so both harnesses refuse the same calls alike
             raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=name, detail=problem))
@@ -513,6 +539,8 @@ class Session:
                 raise CallRefused(404, say(messages, "not_loaded", tool=tool, agent=agent))
             if not isinstance(args, dict):
                 raise CallRefused(422, say(messages, "not_an_object", tool=tool, agent=agent))
+            from ..host.arguments import argument_problem
+
             problem = argument_problem(generation.harness_validators[module], args, generation.argument_messages)
             if problem is not None:
                 raise CallRefused(422, say(messages, "invalid_arguments", tool=tool, agent=agent, detail=problem))
@@ -556,10 +584,21 @@ class Session:
         except ValueError:
             problem: str | None = messages["output_not_json"]
         else:
+            from ..host.arguments import argument_problem
+
             problem = argument_problem(generation.view_outputs[tool], document, generation.argument_messages)
         if problem is not None:
             self._view_misfits.add(tool)
             log_line(say(messages, "view_output", tool=tool, detail=problem) + "\n")
+
+
+def _meanwhile(also: Callable[[], object] | None) -> None:
+    """What runs while the modules load: the import of jsonschema (the validators are made right
+    after the load, and its import is a twentieth of a start), and the daemon's ``also``."""
+    from ..host import arguments  # noqa: F401
+
+    if also is not None:
+        also()
 
 
 def _error_line(d: Diagnostic) -> str:
