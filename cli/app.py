@@ -13,7 +13,7 @@ import typer
 from typer.core import MarkupMode
 
 from . import commands
-from .shared import DEFAULT_MODULE_LIMIT, beeuni_version, bun
+from .shared import DEFAULT_MODULE_LIMIT, beeuni_version
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -320,25 +320,22 @@ def daemon(
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start): the
     release — the files git tracks at one commit — never the working tree."""
-    from ..daemon.server import serve
-
     _run(
-        lambda: serve(
-            bun(rules, path),
+        lambda: commands.daemon(
             path,
-            rules,
-            harness,
-            agent,
-            port,
-            opencode_dir,
-            connection_fd,
-            timeout,
-            max_body,
-            spill_dir,
-            max_output,
-            require_confinement,
-            release,
-            read_timeout,
+            port=port,
+            harness=harness,
+            agent=agent,
+            opencode_dir=opencode_dir,
+            connection_fd=connection_fd,
+            timeout=timeout,
+            max_body=max_body,
+            spill_dir=spill_dir,
+            max_output=max_output,
+            require_confinement=require_confinement,
+            release=release,
+            read_timeout=read_timeout,
+            rules=rules,
         )
     )
 

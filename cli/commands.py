@@ -359,6 +359,47 @@ def _agent(run: ProjectRun, name: str) -> None:
         raise UsageError(f"no agent named `{name}` in {run.manifest}; agents: {listed}")
 
 
+def daemon(
+    path: str = ".",
+    *,
+    port: int = 0,
+    harness: str = "standard",
+    agent: str = "beeuni",
+    opencode_dir: str | None = None,
+    connection_fd: int | None = None,
+    timeout: float = 300.0,
+    max_body: int = 1024 * 1024,
+    spill_dir: str | None = None,
+    max_output: int = 64 * 1024 * 1024,
+    require_confinement: bool = False,
+    release: str | None = None,
+    read_timeout: float = 30.0,
+    rules: str | None = None,
+) -> int:
+    """Start the daemon and serve until stopped (``daemon/server.py``); the defaults are the
+    command line's (a test compares them with the Typer command's)."""
+    from ..daemon.server import serve
+    from .shared import bun
+
+    return serve(
+        bun(rules, path),
+        path,
+        rules,
+        harness,
+        agent,
+        port,
+        opencode_dir,
+        connection_fd,
+        timeout,
+        max_body,
+        spill_dir,
+        max_output,
+        require_confinement,
+        release,
+        read_timeout,
+    )
+
+
 def resolve(path: str, rules: str | None, as_json: bool) -> int:
     """Print the resolved tool set."""
     from ..engine.resolve import resolve as resolve_tool_set

@@ -1,9 +1,10 @@
 """The entry point of the ``beeuni`` command (``main``).
 
-The common forms of ``validate`` and ``resolve`` are parsed here by hand and go straight to
-``commands``, without importing Typer (``fast_command``); anything else — ``--help``, a
-mistake, every other command — goes to the Typer application, which owns the documented
-interface. A test runs both paths on the same arguments and requires the same output.
+The common forms of ``validate``, ``resolve`` and ``daemon`` (as a session's starter runs it) are
+parsed here by hand and go straight to ``commands``, without importing Typer (``fast_command``);
+anything else — ``--help``, a mistake, every other command — goes to the Typer application,
+which owns the documented interface. A test runs both paths on the same arguments and requires
+the same output.
 """
 
 from __future__ import annotations
@@ -51,6 +52,35 @@ VALIDATE: Takes = (
 RESOLVE: Takes = ({"--rules": ("rules", str)}, {"--json": "as_json"})
 
 
+def _at_least(least: float, convert: Callable[[str], float]) -> Callable[[str], Any]:
+    def converted(value: str) -> Any:
+        number = convert(value)
+        if not number >= least:
+            raise ValueError(value)
+        return number
+
+    return converted
+
+
+DAEMON: Takes = (
+    {
+        "--port": ("port", _count),
+        "--harness": ("harness", str),
+        "--agent": ("agent", str),
+        "--opencode-dir": ("opencode_dir", str),
+        "--connection-fd": ("connection_fd", _count),
+        "--timeout": ("timeout", float),
+        "--max-body": ("max_body", _at_least(1, _count)),
+        "--spill-dir": ("spill_dir", str),
+        "--max-output": ("max_output", _at_least(1, _count)),
+        "--release": ("release", str),
+        "--read-timeout": ("read_timeout", _at_least(0.001, float)),
+        "--rules": ("rules", str),
+    },
+    {"--require-confinement": "require_confinement"},
+)
+
+
 def parse(args: list[str], takes: Takes) -> tuple[list[str], dict[str, Any]] | None:
     """The paths and the keyword arguments of ``args``, each option at most once; None for
     anything this parser does not take (Typer then handles it, errors included)."""
@@ -96,6 +126,15 @@ def parse_resolve(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     return (parsed[0] or ["."])[0], {"rules": None, "as_json": False, **parsed[1]}
 
 
+def parse_daemon(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """``daemon [PATH] [--port N] [--harness H] … [--require-confinement]`` → (path, keyword
+    arguments of ``commands.daemon``)."""
+    parsed = parse(argv[1:], DAEMON) if argv[:1] == ["daemon"] else None
+    if parsed is None or len(parsed[0]) > 1:
+        return None
+    return (parsed[0] or ["."])[0], parsed[1]
+
+
 def main() -> None:
     """Run the command of ``sys.argv``."""
     # A command is a short process that builds many small objects and frees them at exit: the
@@ -135,6 +174,12 @@ def fast_command(argv: list[str]) -> int | None:
         from . import commands
 
         return commands.guarded(lambda: commands.resolve(path, **keywords))
+    serving = parse_daemon(argv)
+    if serving is not None:  # a session's start waits for it: Typer's import is a tenth of it
+        path, keywords = serving
+        from . import commands
+
+        return commands.guarded(lambda: commands.daemon(path, **keywords))
     return None
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from beeuni.cli import app as typer_app
+from beeuni.cli import commands
 from conftest import BEEUNI, ROOT, run_beeuni, run_typer
 
 STARTER = ROOT / "examples" / "starter"
@@ -58,6 +62,37 @@ def test_resolve_fast_path_and_typer_agree(case: str, args: list[str]) -> None:
     typer = run_typer(args, cwd=cwd)
     assert fast.stdout, fast.stderr
     assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
+
+
+DAEMON_FORMS = [
+    ["daemon"],
+    ["daemon", "project"],
+    ["daemon", "project", "--harness", "experimental", "--agent", "alice", "--timeout", "5"],
+    ["daemon", "--port=0", "project", "--max-body", "1024", "--max-output=2048", "--read-timeout", "0.5"],
+    ["daemon", "project", "--require-confinement", "--release", "HEAD", "--rules", "../../../rules"],
+    ["daemon", "project", "--connection-fd", "99"],  # no descriptor of the process: refused
+    ["daemon", "project", "--max-body", "0"],  # Typer's to refuse, on both paths
+    ["daemon", "project", "other"],
+]
+
+
+@pytest.mark.parametrize("args", DAEMON_FORMS, ids=" ".join)
+def test_daemon_fast_path_and_typer_agree(args: list[str]) -> None:
+    """`beeuni daemon` as a starter runs it is parsed by hand too (Typer's import is on every
+    session's start); without a connection to hand over, both paths refuse alike."""
+    cwd = GOLDEN / "agents-subagents" / ("project" if args == ["daemon"] else "")
+    env = {"BEEUNI_BUN": str(ROOT / "node_modules" / ".bin" / "bun")}
+    fast = run_beeuni(args, cwd=cwd, env=env)
+    typer = run_typer(args, cwd=cwd, env=env)
+    assert fast.code == 2 and fast.stderr, fast
+    assert (fast.stdout, fast.stderr, fast.code) == (typer.stdout, typer.stderr, typer.code)
+
+
+def test_the_daemons_defaults_are_the_typer_commands() -> None:
+    def defaults(command: Any) -> dict[str, Any]:
+        return {name: parameter.default for name, parameter in inspect.signature(command).parameters.items()}
+
+    assert defaults(commands.daemon) == defaults(typer_app.daemon)
 
 
 def test_the_installed_command_ends_with_all_its_output_written() -> None:
