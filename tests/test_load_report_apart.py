@@ -8,6 +8,7 @@ says, and refuses the call its pattern forbids."""
 from __future__ import annotations
 
 import contextlib
+import json
 import marshal
 import shutil
 import subprocess
@@ -304,3 +305,44 @@ def children_of(pid: int) -> list[int]:
         with contextlib.suppress(OSError):
             found += [int(child) for child in (task / "children").read_text().split()]
     return found
+
+
+# a module that, at its import, tries what its box forbids and describes what happened
+BOXED_IMPORT = """
+import { chmodSync, readFileSync } from 'node:fs'
+const tried = (what) => { try { what(); return 'done' } catch (error) { return error.code ?? String(error) } }
+const status = readFileSync('/proc/self/status', 'utf8')
+const seen = {
+  secrets: tried(() => readFileSync(%(secrets)r)),
+  chmod: tried(() => chmodSync(%(own)r, 0o777)),
+  pid: process.pid,
+  capabilities: status.split('\\n').find((line) => line.startsWith('CapEff:')).split(/\\s+/)[1],
+  seccomp: status.split('\\n').find((line) => line.startsWith('Seccomp:')).split(/\\s+/)[1],
+}
+export default {
+  description: JSON.stringify(seen),
+  parameters: { type: 'object', properties: {} },
+  async execute() { return 'ok' },
+}
+"""
+
+
+def test_a_modules_import_runs_in_the_box_of_its_calls(tmp_path: Path) -> None:
+    """The load process starts each module's process by one clone of itself (it runs one thread),
+    not by Python's fork and a clone: the box is the same — no secrets store, no change of a
+    file's mode, the init of a PID namespace of its own, no capability, the syscall filter."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    state = project / "state"  # inside the repository: the hardest case
+    module = project / "tools" / "boxed.ts"
+    secrets = state / "projects" / "x" / "secrets.json"
+    secrets.parent.mkdir(parents=True)
+    secrets.write_text("{}")
+    module.write_text(BOXED_IMPORT % {"secrets": str(secrets), "own": str(project / "beeuni.yaml")})
+    (project / "beeuni.yaml").write_text("tools:\n  boxed: tools/boxed.ts\n  other: tools/other.ts\n")
+    (project / "tools" / "other.ts").write_text(HELPER)
+    env = {"BEEUNI_STATE_DIR": str(state)}
+    with running_daemon(project, tmp_path, "--harness", "experimental", env=env) as daemon:
+        answer = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
+    seen = json.loads({tool["name"]: tool for tool in answer.json()["tools"]}["boxed"]["description"])
+    assert seen == {"secrets": "EACCES", "chmod": "EPERM", "pid": 1, "capabilities": "0000000000000000", "seccomp": "2"}

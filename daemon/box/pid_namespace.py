@@ -18,7 +18,10 @@ on a pipe and exits. The host runs the rest of the path itself — its capabilit
 filter, Landlock with its own ``/proc`` entry, fd 3 — and execs Bun. A daemon without
 ``CAP_SYS_ADMIN`` (an ordinary user) adds ``CLONE_NEWUSER`` and maps its own user and group to
 themselves, so that files and ids stay as they were; the host then drops every capability the new
-user namespace gave it (``capabilities.planned``).
+user namespace gave it (``capabilities.planned``). A process of one thread — the daemon's load process
+(``host/probe_process.py``), ``validate --modules`` — needs no fork in between: it clones itself into the new namespace at
+once (``clone_host``; nothing else runs in it, as in a fork's child), which halves the copies of
+its address space a start makes (``sandbox.start``).
 
 Why not util-linux's ``unshare --pid --fork --kill-child bun …``: the process that execs Bun must
 be the one that makes Landlock's rule for its own ``/proc`` entry, and a root daemon's child has
@@ -62,6 +65,8 @@ _FAILED = b"!"  # what the forked child writes before the errno when clone faile
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+_held = ctypes.PyDLL(None, use_errno=True)  # calls that keep the interpreter's lock
+_held.syscall.restype = ctypes.c_long
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,23 @@ class Plan:
         if pid != 0:
             os.write(report, str(pid).encode() if pid > 0 else _FAILED + str(ctypes.get_errno()).encode())
             os._exit(0)
-        # the host: it ends with the daemon (a daemon gone already closed fd 3: Bun reads its end and exits)
+        self.settle()
+
+    def clone_host(self) -> int:
+        """``fork`` as one clone into a new namespace, for a process of one thread (no fork in
+        between, whose copy of the address space costs as much again): the host's number, or 0 in
+        the host, which then calls ``settle``. The interpreter's lock is held across the call
+        (``PyDLL``), so the host holds it too."""
+        flags = _CLONE_NEWPID | signal.SIGCHLD | (_CLONE_NEWUSER if self.user else 0)
+        pid = int(_held.syscall(self.clone, flags, 0, 0, 0, 0))
+        if pid < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"clone of a PID namespace: {os.strerror(code)}")
+        return pid
+
+    def settle(self) -> None:
+        """In the host, just made: it ends with the daemon (a daemon gone already closed fd 3: Bun
+        reads its end and exits), leads a process group of its own, and maps its user."""
         if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "PR_SET_PDEATHSIG")
         os.setsid()  # a process group of its own, numbered as the host is outside: killed as one

@@ -32,8 +32,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -89,7 +88,8 @@ def load_modules(
 ) -> list[dict[str, Any]]:
     """Each module's fact, in the given order, each from a Bun process of its own — but beeuni's
     own modules, which share one (``SHIPPED``) — a few at once, their temporary folders made inside
-    ``folder`` (the daemon's load, and ``probe_modules``)."""
+    ``folder`` (the daemon's load, and ``probe_modules``). One thread reads them all: a process
+    of one thread starts each one by cloning itself, its cheapest way (``sandbox.start``)."""
     found: dict[str, dict[str, Any]] = {}
 
     def take(facts: list[dict[str, Any]]) -> None:
@@ -98,31 +98,54 @@ def load_modules(
             if probed is not None:
                 probed(1)
 
-    def alone(module: tuple[str, str]) -> list[dict[str, Any]]:
-        facts, stopped = _probe_run(bun, [module], confinement, limit, folder, opencode)
-        return facts or [module_fact(module[0], *stopped)]
-
-    def together(group: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        kept = probe_cache.read_shipped(group, bun, limit) if opencode is None else None
-        if kept is not None:
-            return kept
-        facts, _ = _probe_run(bun, group, confinement, limit, folder, opencode)
-        reported = {fact["name"] for fact in facts}
-        facts += [fact for module in group if module[0] not in reported for fact in alone(module)]
-        if opencode is None:
-            probe_cache.keep_shipped(group, bun, limit, facts)
-        return facts
-
     shared = [module for module in modules if _shipped(module[1])]
     shared = shared if len(shared) > 1 else []  # one shipped module alone is loaded like any other
-    runs: list[Callable[[], list[dict[str, Any]]]] = [partial(together, shared)] if shared else []
-    runs += [partial(alone, module) for module in modules if module not in shared]
-    if len(runs) == 1:
-        take(runs[0]())
-    elif runs:
-        with ThreadPoolExecutor(min(APART_AT_ONCE, len(runs)), thread_name_prefix="beeuni-probe") as pool:
-            for facts in pool.map(lambda run: run(), runs):
-                take(facts)
+    waiting: deque[list[tuple[str, str]]] = deque([module] for module in modules if module not in shared)
+    kept = probe_cache.read_shipped(shared, bun, limit) if shared and opencode is None else None
+    if kept is not None:
+        take(kept)
+    elif shared:
+        waiting.appendleft(shared)
+
+    def finish(run: _Run) -> None:
+        run.end()
+        take(run.results)
+        unreported = [module for module in run.modules if module[0] in run.names]
+        if run.modules is shared:  # what it did not report is loaded again, each module alone
+            waiting.extend([module] for module in unreported)
+            if not unreported and opencode is None:
+                probe_cache.keep_shipped(shared, bun, limit, run.results)
+        elif unreported:
+            assert run.stopped is not None
+            take([module_fact(unreported[0][0], *run.stopped)])
+
+    running: list[_Run] = []
+    selector = selectors.DefaultSelector()
+    try:
+        while waiting or running:
+            while waiting and len(running) < APART_AT_ONCE:
+                run = _Run(bun, waiting.popleft(), confinement, limit, folder, opencode)
+                if run.done:
+                    finish(run)
+                else:
+                    selector.register(run.channel, selectors.EVENT_READ, run)
+                    running.append(run)
+            if not running:
+                continue
+            for key, _ in selector.select(max(0.0, min(run.deadline for run in running) - time.monotonic())):
+                key.data.read()
+            now = time.monotonic()
+            for run in list(running):
+                if not run.done and now >= run.deadline:
+                    run.stopped = ("timed-out", None)
+                if run.done:
+                    selector.unregister(run.channel)
+                    running.remove(run)
+                    finish(run)
+    finally:
+        for run in running:
+            run.end()
+        selector.close()
     return [found[name] for name, _ in modules]
 
 
@@ -135,9 +158,9 @@ def _shipped(module: str) -> bool:
     return os.path.realpath(module).startswith(SHIPPED)
 
 
-#: processes loading a module each, at once: one a core (more only contend; the daemon's own
-#: start goes on meanwhile, in ``probe_process.py``'s words)
-APART_AT_ONCE = max(2, min(8, os.cpu_count() or 1))
+#: processes loading a module each, at once: one a core, and one more starting meanwhile (one
+#: thread starts them all, one after the other)
+APART_AT_ONCE = max(2, min(8, (os.cpu_count() or 1) + 1))
 
 
 def module_fact(
@@ -174,72 +197,93 @@ def _reported(name: str, message: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _probe_run(
-    bun: str,
-    pending: list[tuple[str, str]],
-    confinement: Confinement,
-    limit: float,
-    folder: str,
-    opencode: dict[str, Any] | None,
-) -> tuple[list[dict[str, Any]], tuple[str, str | None]]:
-    """One Bun process over ``pending``: the facts it reported as the protocol says, and — when
-    it did not report them all — why it stopped (``problem``, ``error``). Only frames with the
-    probe's token count, each for a module of ``pending`` not reported yet; anything else on the
-    channel ends the process (the modules in it may have written it)."""
-    own = tempfile.mkdtemp(dir=folder)
-    token = os.urandom(16).hex()  # what secrets.token_hex does, without importing it in the load process
-    names = {name for name, _ in pending}
-    results: list[dict[str, Any]] = []
-    try:
-        started = start(bun, confinement, own, subprocess.DEVNULL)  # what modules print at import is no diagnostic
-    except OSError as err:
-        shutil.rmtree(own, ignore_errors=True)
-        return results, ("crashed", str(err))
-    process, channel = started.process, started.channel
-    entries = [{"name": name, "module": path} for name, path in pending]
-    request = {"op": "probe", "token": token, "limit": limit, "tools": entries, "opencode": opencode}
-    deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
-    selector = selectors.DefaultSelector()
-    buffer = b""
-    try:
-        channel.sendall(host_channel.encode(request))
-        selector.register(channel, selectors.EVENT_READ)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not selector.select(timeout=remaining):
-                return results, ("timed-out", None)
-            chunk = channel.recv(65536)
-            if not chunk:
-                return results, ("crashed", f"exit status {_exit_status(process)}")
-            buffer += chunk
-            try:
-                messages, buffer = host_channel.split(buffer)
-            except host_channel.BadFrame as err:
-                return results, ("crashed", str(err))
-            for message in messages:
-                if message.get("token") != token:
-                    return results, ("crashed", NOT_THE_HOSTS)
-                if message.get("op") == "probe_done":
-                    return results, ("crashed", NOT_REPORTED)
-                if message.get("op") == "probe_failed":  # an error a module threw escaped its realm
-                    return results, ("crashed", str(message.get("error")))
-                name = message.get("name")
-                if message.get("op") not in ("probing", "probed") or name not in names:
-                    return results, ("crashed", NOT_THE_HOSTS)
-                deadline = time.monotonic() + limit + REPORT_SLACK  # the module's limit runs
-                if message.get("op") == "probed":
-                    names.discard(name)
-                    results.append(_reported(name, message))
-    except OSError as err:  # the process closed its channel before reading the request
-        return results, ("crashed", str(err))
-    finally:
-        selector.close()
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        channel.close()
-        shutil.rmtree(own, ignore_errors=True)
+class _Run:
+    """One Bun process over ``modules``: its facts as the protocol says, and — when it did not
+    report them all — why it stopped (``stopped``: problem, error). Only frames with the probe's
+    token count, each for a module not reported yet; anything else on the channel ends the process
+    (the modules in it may have written it)."""
+
+    def __init__(
+        self,
+        bun: str,
+        modules: list[tuple[str, str]],
+        confinement: Confinement,
+        limit: float,
+        folder: str,
+        opencode: dict[str, Any] | None,
+    ) -> None:
+        self.modules, self.limit = modules, limit
+        self.names = {name for name, _ in modules}  # not reported yet
+        self.results: list[dict[str, Any]] = []
+        self.stopped: tuple[str, str | None] | None = None
+        self.own = tempfile.mkdtemp(dir=folder)
+        self.token = os.urandom(16).hex()  # what secrets.token_hex does, without importing it here
+        self.buffer = b""
+        self.deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
+        try:  # what modules print at import is no diagnostic
+            started = start(bun, confinement, self.own, subprocess.DEVNULL)
+        except OSError as err:
+            self.process: Process | None = None
+            self.stopped = ("crashed", str(err))
+            return
+        self.process, self.channel = started.process, started.channel
+        entries = [{"name": name, "module": path} for name, path in modules]
+        request = {"op": "probe", "token": self.token, "limit": limit, "tools": entries, "opencode": opencode}
+        try:
+            self.channel.sendall(host_channel.encode(request))
+        except OSError as err:  # the process closed its channel before reading the request
+            self.stopped = ("crashed", str(err))
+
+    @property
+    def done(self) -> bool:
+        return self.stopped is not None or not self.names
+
+    def read(self) -> None:
+        """Take the frames the channel holds now."""
+        assert self.process is not None
+        try:
+            chunk = self.channel.recv(65536)
+        except OSError as err:
+            self.stopped = ("crashed", str(err))
+            return
+        if not chunk:
+            self.stopped = ("crashed", f"exit status {_exit_status(self.process)}")
+            return
+        self.buffer += chunk
+        try:
+            messages, self.buffer = host_channel.split(self.buffer)
+        except host_channel.BadFrame as err:
+            self.stopped = ("crashed", str(err))
+            return
+        for message in messages:
+            self.stopped = self._stop_for(message)
+            if self.stopped is not None:
+                return
+            self.deadline = time.monotonic() + self.limit + REPORT_SLACK  # the module's limit runs
+            if message.get("op") == "probed":
+                self.names.discard(message["name"])
+                self.results.append(_reported(message["name"], message))
+
+    def _stop_for(self, message: dict[str, Any]) -> tuple[str, str | None] | None:
+        if message.get("token") != self.token:
+            return "crashed", NOT_THE_HOSTS
+        if message.get("op") == "probe_done":
+            return "crashed", NOT_REPORTED
+        if message.get("op") == "probe_failed":  # an error a module threw escaped its realm
+            return "crashed", str(message.get("error"))
+        if message.get("op") not in ("probing", "probed") or message.get("name") not in self.names:
+            return "crashed", NOT_THE_HOSTS
+        return None
+
+    def end(self) -> None:
+        """Kill what is left of the process, reap it, remove its folder."""
+        if self.process is not None:
+            if self.process.poll() is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            self.channel.close()
+        shutil.rmtree(self.own, ignore_errors=True)
 
 
 def _exit_status(process: Process) -> int:
