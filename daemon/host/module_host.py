@@ -40,7 +40,7 @@ from ..box.sandbox import Confinement, Started, group_members, last_pid, start
 from ..log import write as log
 from ..messages import say
 from . import host_channel
-from .probe import EXIT_GRACE
+from .probe import EXIT_GRACE, load_modules
 from .probe_process import LoadProcess
 
 #: whose calls a process serves: a declared agent's name, or ``None`` for every undeclared one
@@ -113,14 +113,14 @@ class ModuleHost:
     async def start(
         self,
         limit: float,
-        loader: LoadProcess,
+        loader: LoadProcess | None,
         known: list[dict[str, Any]] | None = None,
         meanwhile: Callable[[], object] | None = None,
     ) -> list[dict[str, Any]]:
         """Start the fresh processes (they load no module before a call) and meanwhile load every
-        module, each apart (``limit`` seconds per module), in ``loader`` — or take the facts of the
-        same modules ``known`` from an earlier start. The facts, one per module. ``meanwhile`` runs
-        in a thread while the modules load."""
+        module, each apart (``limit`` seconds per module), in ``loader`` (None: from here) — or take
+        the facts of the same modules ``known`` from an earlier start. The facts, one per module.
+        ``meanwhile`` runs in a thread while the modules load."""
         self._keep_fresh()
         alongside = [asyncio.to_thread(meanwhile)] if meanwhile is not None else []
         try:
@@ -129,7 +129,12 @@ class ModuleHost:
                 await asyncio.gather(*alongside)
             else:
                 loading = asyncio.to_thread(
-                    loader.load, self.bun, list(self.modules.items()), self.confinement, limit, self.folder
+                    loader.load if loader is not None else load_modules,
+                    self.bun,
+                    list(self.modules.items()),
+                    self.confinement,
+                    limit,
+                    self.folder,
                 )
                 facts, *_ = await asyncio.gather(loading, *alongside)
         except BaseException:

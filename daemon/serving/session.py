@@ -193,14 +193,17 @@ class Session:
 
     async def _generation(self, release: str | None, meanwhile: Callable[[], object] | None = None) -> Generation:
         assert self.private is not None
-        loader = LoadProcess()  # started now, it is ready once the release is taken and resolved
+        # started now, it is ready once the release is taken and resolved; one call's load is one
+        # module's process, which the daemon starts sooner than a process to start it
+        loader = LoadProcess() if self.only is None else None
         try:
             return await self._made(release, loader, meanwhile)
         finally:
-            loader.close()
+            if loader is not None:
+                loader.close()
 
     async def _made(
-        self, release: str | None, loader: LoadProcess, meanwhile: Callable[[], object] | None
+        self, release: str | None, loader: LoadProcess | None, meanwhile: Callable[[], object] | None
     ) -> Generation:
         assert self.private is not None
         snapshot = await asyncio.to_thread(self._take, release, self.private)
@@ -228,7 +231,7 @@ class Session:
         snapshot: Snapshot | None,
         resolved: ResolvedToolSet,
         run: ProjectRun,
-        loader: LoadProcess,
+        loader: LoadProcess | None,
         meanwhile: Callable[[], object] | None = None,
     ) -> Generation:
         assert self.private is not None
