@@ -259,7 +259,7 @@ def box(
     Its commands': the project's folder as above and their own home and temporary folder written,
     ``read`` and the git work tree around the project read — not opencode's data, home,
     configuration or install. The real shell is the first of ``shells`` on the search path."""
-    hidden = [state_dir(), cache_dir()]  # beeuni's caches: the compiled rules, its own modules' facts
+    hidden = [state_dir(), cache_dir()]  # beeuni's cache folder: the compiled rules its next run reads
     git = git_top(repo_root)
     protected, around = [], []
     if git is not None:

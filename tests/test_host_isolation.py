@@ -241,6 +241,8 @@ def daemon(project: Path, home: Path) -> Iterator[Daemon]:
         "HOME": str(home),
         "DATABASE_PASSWORD": DAEMON_ONLY,
     }
+    (project / "cache").mkdir()
+    (project / "cache" / "rules-00000000.marshal").write_bytes(b"compiled rules")
     stored = run_beeuni(["secrets", "set", "ALICE_KEY=-", str(project)], cwd=project, stdin=SECRET + "\n", env=env)
     assert stored.code == 0, stored.stderr
     with running_daemon(project, project, "--harness", "experimental", "--timeout", "5", env=env) as running:
@@ -255,10 +257,10 @@ def output(answer: httpx.Response) -> Any:
 def test_a_module_learns_nothing_of_the_daemon(daemon: Daemon, project: Path, home: Path) -> None:
     secrets_file = next(daemon.state.glob("projects/*/secrets.json"))
     lock = next(daemon.state.glob("projects/*/secrets.lock"))
-    own_facts = next((project / "cache").glob("shipped-load-report-*"))  # beeuni's own modules' load report
+    compiled = project / "cache" / "rules-00000000.marshal"  # compiled rules, as a run with --rules keeps them
     wait_until(daemon.host_pids, "the warm processes to start")
     siblings = daemon.host_pids()  # the warm processes, waiting for the next calls
-    paths = [str(secrets_file), str(lock), str(own_facts), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
+    paths = [str(secrets_file), str(lock), str(compiled), f"/proc/{daemon.process.pid}/environ", str(home / ".netrc")]
     pids = [daemon.process.pid, *siblings]
     seen = json.loads(output(daemon.call("snoop", {"paths": paths, "pids": pids}, agent="mallory")))
     assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "BUN_RUNTIME_TRANSPILER_CACHE_PATH"}

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import marshal
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +16,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from beeuni.daemon.host import probe_cache
 from conftest import ROOT, git
 from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
 
@@ -199,65 +196,6 @@ def test_each_module_loads_in_a_process_of_its_own_and_a_release_is_loaded_once(
     with running_daemon(project, tmp_path, "--harness", "experimental"):
         pass
     assert len(record.read_text().split()) == 8  # another release: loaded again
-
-
-def own_facts(name: str, description: str = "A helper.") -> dict[str, object]:
-    parameters = {"type": "object", "properties": {}}
-    return {
-        "name": name,
-        "loaded": True,
-        "problem": None,
-        "error": None,
-        "description": description,
-        "parameters": parameters,
-        "schema_problem": None,
-    }
-
-
-def test_beeuni_own_modules_facts_are_kept_by_every_file_of_their_folders(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("BEEUNI_CACHE_DIR", str(tmp_path / "cache"))
-    folder = tmp_path / "own"
-    folder.mkdir()
-    (folder / "helper.ts").write_text(HELPER)
-    (folder / "_shared.ts").write_text("export const shared = 1\n")  # what a module may import beside it
-    modules = [("helper", str(folder / "helper.ts"))]
-    probe_cache.keep_shipped(modules, str(BUN), 10.0, [own_facts("helper")])
-    assert probe_cache.read_shipped(modules, str(BUN), 10.0) == [own_facts("helper")]
-    assert probe_cache.read_shipped(modules, str(BUN), 5.0) is None  # another time limit
-    (folder / "_shared.ts").write_text("export const shared = 2\n")
-    assert probe_cache.read_shipped(modules, str(BUN), 10.0) is None
-    failed = {**own_facts("helper"), "loaded": False, "problem": "timed-out"}
-    probe_cache.keep_shipped(modules, str(BUN), 10.0, [failed])  # a load that failed is not kept
-    assert probe_cache.read_shipped(modules, str(BUN), 10.0) is None
-
-
-def test_a_release_first_start_takes_beeuni_own_modules_facts_from_the_cache_folder(tmp_path: Path) -> None:
-    """beeuni's own modules are the same in every release: their facts are kept in beeuni's cache
-    folder (here inside the project, which the box then hides from modules: test_host_isolation),
-    and a first start of another project takes them from there."""
-    cache = tmp_path / "cache"
-    env = {"BEEUNI_CACHE_DIR": str(cache)}
-    first = make_project(tmp_path / "first", "realm")
-    (first / "beeuni.yaml").write_text((first / "beeuni.yaml").read_text() + "  memory: beeuni:memory\n")
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    with running_daemon(first, tmp_path / "a", "--harness", "experimental", env=env):
-        pass
-    (record,) = cache.glob(f"{probe_cache.SHIPPED_KIND}-*")
-    key, facts = marshal.loads(record.read_bytes())
-    assert "memory" in {fact["name"] for fact in facts}
-    # the user's own hand on the record (no agent's: the box hides the folder) shows it is read
-    facts = [{**fact, "description": "kept"} if fact["name"] == "memory" else fact for fact in facts]
-    record.write_bytes(marshal.dumps((key, facts)))
-    second = tmp_path / "second"
-    shutil.copytree(first, second)
-    with running_daemon(second, tmp_path / "b", "--harness", "experimental", env=env) as daemon:
-        answer = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
-    described = {tool["name"]: tool["description"] for tool in answer.json()["tools"]}
-    assert described["memory"] == "kept"
-    assert described["lookup_order"] == DESCRIPTION
 
 
 # a daemon's stand-in: loads a module that never ends its import in a load process of its own

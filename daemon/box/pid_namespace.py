@@ -18,10 +18,10 @@ on a pipe and exits. The host runs the rest of the path itself — its capabilit
 filter, Landlock with its own ``/proc`` entry, fd 3 — and execs Bun. A daemon without
 ``CAP_SYS_ADMIN`` (an ordinary user) adds ``CLONE_NEWUSER`` and maps its own user and group to
 themselves, so that files and ids stay as they were; the host then drops every capability the new
-user namespace gave it (``capabilities.planned``). A process of one thread — the daemon's load process
-(``host/probe_process.py``), ``validate --modules`` — needs no fork in between: it clones itself into the new namespace at
-once (``clone_host``; nothing else runs in it, as in a fork's child), which halves the copies of
-its address space a start makes (``sandbox.start``).
+user namespace gave it (``capabilities.planned``). A process of one thread — the daemon's load
+process (``host/probe_process.py``), ``validate --modules`` — needs no fork in between: it clones
+itself into the new namespace at once (``clone_host``; nothing else runs in it, as in a fork's
+child), which halves the copies of its address space a start makes (``sandbox.start``).
 
 Why not util-linux's ``unshare --pid --fork --kill-child bun …``: the process that execs Bun must
 be the one that makes Landlock's rule for its own ``/proc`` entry, and a root daemon's child has

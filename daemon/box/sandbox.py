@@ -36,7 +36,7 @@ A process is started by ``subprocess`` (a fork, then the steps above in the chil
 exec) — or, from a process that runs one thread only (the daemon's load process,
 ``host/probe_process.py``; ``beeuni validate --modules``), by one clone of that process
 (``_cloned``): the same steps, half the copies of the address space (2 ms of CPU less a module
-process, a tenth of ``validate --modules`` of 50 modules).
+process, some 15 % of ``validate --modules`` of 50 modules: 780 ms without, 660 ms with).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ cannot forge the host's frame. The host's frames carry a random token of the pro
 without it (a module writing on fd 3 itself), an error a module throws outside its import, a
 process that dies, or one that stops reporting (a loop blocks the host's thread) ends the
 process, and what it reported, or a timeout, is taken for its module alone (beeuni's own are then
-loaded again, each alone). The daemon keeps a release's facts between its starts, and beeuni's
-own modules' facts for every release (``probe_cache.py``).
+loaded again, each alone). The daemon keeps a release's facts between its starts
+(``probe_cache.py``).
 
 ``probe_modules`` serves ``beeuni validate --modules`` and ``tools migrate``; ``load_modules`` the
 daemon's load report. The result per tool is a fact for the rules: ``{name, loaded, problem,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 from ...engine.cache.folder import cache_dir
 from ..box.sandbox import Confinement, Process, confinement_for, start
 from ..serving.secrets import state_dir
-from . import host_channel, probe_cache
+from . import host_channel
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
 REPORT_SLACK = 1.0  # seconds past a module's limit for the host's own report that it timed out
@@ -101,10 +101,7 @@ def load_modules(
     shared = [module for module in modules if _shipped(module[1])]
     shared = shared if len(shared) > 1 else []  # one shipped module alone is loaded like any other
     waiting: deque[list[tuple[str, str]]] = deque([module] for module in modules if module not in shared)
-    kept = probe_cache.read_shipped(shared, bun, limit) if shared and opencode is None else None
-    if kept is not None:
-        take(kept)
-    elif shared:
+    if shared:
         waiting.appendleft(shared)
 
     def finish(run: _Run) -> None:
@@ -113,8 +110,6 @@ def load_modules(
         unreported = [module for module in run.modules if module[0] in run.names]
         if run.modules is shared:  # what it did not report is loaded again, each module alone
             waiting.extend([module] for module in unreported)
-            if not unreported and opencode is None:
-                probe_cache.keep_shipped(shared, bun, limit, run.results)
         elif unreported:
             assert run.stopped is not None
             take([module_fact(unreported[0][0], *run.stopped)])

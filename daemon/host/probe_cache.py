@@ -14,12 +14,6 @@ Only a load where every module loaded is kept: one that timed out or whose proce
 busy machine, a signal) is loaded again next time, and an error names the copy's folder of its
 start. A copy of a folder outside git (no objects) is
 never kept. At most ``KEPT`` reports are kept, the oldest removed first.
-
-beeuni's own modules (its rules' Beeuni tools and harness tools, as installed) are the same in
-every release: their facts are kept apart too, in beeuni's cache folder beside the compiled rules
-(``engine/cache/folder.py``; the module box hides it, like the state folder), under a key of every
-file of their folders, Bun's program, the host's scripts and the time limit — so a release's first
-start loads only the project's own modules.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from ...engine.cache.folder import read_record, write_record
 from ..serving.secrets import project_dir, write_private
 
 if TYPE_CHECKING:
@@ -85,42 +78,6 @@ def keep(repo_root: str, key: str, facts: list[dict[str, Any]]) -> None:
         kept = sorted((entry.stat().st_mtime, entry.path) for entry in os.scandir(folder) if entry.is_file())
         for _, path in kept[:-KEPT]:
             os.unlink(path)
-
-
-SHIPPED_KIND = "shipped-load-report"
-
-
-def shipped_key(modules: list[tuple[str, str]], bun: str, limit: float) -> str:
-    """The key of beeuni's own ``modules``' facts: each one's name and path, every file of its
-    folder, the host's scripts, Bun's program and the time limit."""
-    digest = hashlib.sha256()
-    folders = set()
-    for name, module in sorted(modules):
-        digest.update(f"module\0{name}\0{module}\n".encode())
-        folders.add(os.path.dirname(module))
-    for folder in sorted(folders):
-        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
-            digest.update(f"{entry.path}\0".encode() + _file_digest(entry.path))
-    here = os.path.dirname(os.path.abspath(__file__))
-    for name in HOST_FILES:
-        digest.update(_file_digest(os.path.join(here, name)))
-    digest.update(_program(bun).encode())
-    digest.update(f"limit\0{limit!r}".encode())
-    return digest.hexdigest()
-
-
-def read_shipped(modules: list[tuple[str, str]], bun: str, limit: float) -> list[dict[str, Any]] | None:
-    """The facts kept of beeuni's own ``modules``, one per module, or None."""
-    facts = read_record(SHIPPED_KIND, shipped_key(modules, bun, limit))
-    if not isinstance(facts, list) or sorted(str(fact.get("name")) for fact in facts) != sorted(n for n, _ in modules):
-        return None
-    return facts
-
-
-def keep_shipped(modules: list[tuple[str, str]], bun: str, limit: float, facts: list[dict[str, Any]]) -> None:
-    """Keep the facts of beeuni's own ``modules`` when every one loaded."""
-    if facts and all(fact.get("loaded") for fact in facts):
-        write_record(SHIPPED_KIND, shipped_key(modules, bun, limit), facts)
 
 
 def _file_digest(path: str) -> bytes:

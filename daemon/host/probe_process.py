@@ -8,6 +8,9 @@ only, which forks nothing but itself, on another core. It reads the request (the
 confinement, the limit) as JSON on stdin and writes the facts as JSON on stdout; what the modules
 print never reaches it (their fd 1 and 2 are ``/dev/null``). It ends with the daemon
 (``PR_SET_PDEATHSIG``), and the module processes it started end with it.
+
+Saves a fifth of a release's first daemon start (5 Beeuni and 20 project tools: 646 ms without it,
+541 ms with it, alternating series), together with the HTTP side made meanwhile (``server.py``).
 """
 
 from __future__ import annotations

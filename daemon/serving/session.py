@@ -253,7 +253,7 @@ class Session:
             self.bun,
             self.repo.root,
             loadable.values(),
-            [state_dir(), cache_dir()],  # out of every module's reach, inside the workspace too
+            [state_dir(), cache_dir()],  # out of every module's reach, in the workspace too (the compiled rules)
             work=self.private.folder("work"),
             release=snapshot.folder if snapshot is not None else None,
             protected=self._protected(run),
