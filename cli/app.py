@@ -320,24 +320,8 @@ def daemon(
 ) -> None:
     """Serve the session's tools on 127.0.0.1 for both harnesses (started at session start): the
     release — the files git tracks at one commit — never the working tree."""
-    _run(
-        lambda: commands.daemon(
-            path,
-            port=port,
-            harness=harness,
-            agent=agent,
-            opencode_dir=opencode_dir,
-            connection_fd=connection_fd,
-            timeout=timeout,
-            max_body=max_body,
-            spill_dir=spill_dir,
-            max_output=max_output,
-            require_confinement=require_confinement,
-            release=release,
-            read_timeout=read_timeout,
-            rules=rules,
-        )
-    )
+    options = dict(locals())  # each by its name, as commands.daemon takes them (a test compares the two)
+    _run(lambda: commands.daemon(**options))
 
 
 sessions_app = typer.Typer(help="Run a local session on either harness and read its log.", no_args_is_help=True)
