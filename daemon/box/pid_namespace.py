@@ -106,8 +106,7 @@ class Plan:
     def settle(self) -> None:
         """In the host, just made: it ends with the daemon (a daemon gone already closed fd 3: Bun
         reads its end and exits), leads a process group of its own, and maps its user."""
-        if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "PR_SET_PDEATHSIG")
+        end_with_parent()
         os.setsid()  # a process group of its own, numbered as the host is outside: killed as one
         if self.user is not None:
             uid, gid = self.user
@@ -174,6 +173,12 @@ class Host:
         _, status = os.waitpid(self.pid, 0)
         self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
+
+
+def end_with_parent() -> None:
+    """This process gets ``SIGKILL`` when the thread that started it ends (``PR_SET_PDEATHSIG``)."""
+    if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_SET_PDEATHSIG")
 
 
 def strays(pid: int) -> bool:

@@ -212,11 +212,7 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     def before_exec() -> None:  # in the child, between fork and exec
         if namespace is not None:
             namespace.enter(reported)  # from here on the host, init of a PID namespace of its own
-        drop.apply()  # while CAP_SETPCAP is held: only it can clear the bounding set, and this drops it too
-        if syscalls is not None:
-            syscalls.load()
-        if ruleset is not None:  # before fd 3 is set: the ruleset's descriptor may be the number fd 3 takes
-            confine.restrict(ruleset.fd)
+        _confine_self(drop, syscalls, ruleset)
         if theirs.fileno() == CHANNEL_FD:
             os.set_inheritable(CHANNEL_FD, True)
         else:
@@ -259,6 +255,18 @@ def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
     return Started(host, ours, folder, stamp, contained=True)
 
 
+def _confine_self(
+    drop: capabilities.Drop, syscalls: syscall_filter.SyscallFilter | None, ruleset: confine.Ruleset | None
+) -> None:
+    """In the new process, before its descriptors are set and it execs: no capability, the syscall
+    filter, the Landlock ruleset — in this order."""
+    drop.apply()  # while CAP_SETPCAP is held: only it can clear the bounding set, and this drops it too
+    if syscalls is not None:
+        syscalls.load()
+    if ruleset is not None:  # before fd 3 is set: the ruleset's descriptor may be the number fd 3 takes
+        confine.restrict(ruleset.fd)
+
+
 def _one_thread() -> bool:
     """Whether this process runs one thread only (the load process: ``host/probe_process.py``)."""
     try:
@@ -289,11 +297,7 @@ def _cloned(
         if pid == 0:  # the host
             try:
                 namespace.settle()
-                drop.apply()
-                if syscalls is not None:
-                    syscalls.load()
-                if ruleset is not None:
-                    confine.restrict(ruleset.fd)
+                _confine_self(drop, syscalls, ruleset)
                 nothing = os.open(os.devnull, os.O_RDONLY)
                 for source, target in ((nothing, 0), (outputs, 1), (outputs, 2), (theirs.fileno(), CHANNEL_FD)):
                     if source == target:

@@ -4,7 +4,8 @@
 **Each module is loaded apart**: in a Bun process of its own (a few at once; beeuni's own
 modules, shipped with its rules, share one), since a realm is not an address space — a module
 that reads and writes its process's address space through ``bun:ffi`` (which no Bun option removes)
-would reach another module's report in a shared process. Inside it the host imports each module
+would reach another module's report in a shared process. A module alone in its process is imported
+beside the host: it can bend only its own report. In the shared one the host imports each module
 in a ShadowRealm (``probe_realm.ts``: its own globals, built-ins and module instances) and takes
 its report as a string into its own realm, where no module runs, which parses, checks and
 serialises it (``host.ts``): a module that patches ``JSON.stringify`` or ``Object.prototype``

@@ -15,21 +15,19 @@ Saves a fifth of a release's first daemon start (5 Beeuni and 20 project tools: 
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import json
 import os
-import signal
 import subprocess
 import sys
 from typing import Any
 
 from ..box.command_box import package_root
+from ..box.pid_namespace import end_with_parent
 from ..box.sandbox import Confinement
 from .probe import load_modules, module_fact
 
 RUNNER = "import sys\nsys.path.insert(0, sys.argv[1])\nfrom beeuni.daemon.host.probe_process import main\nmain()\n"
-_PR_SET_PDEATHSIG = 1
 
 
 class LoadProcess:
@@ -76,8 +74,7 @@ class LoadProcess:
 
 def main() -> None:
     """The process's side: read the request, load, write the facts."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    end_with_parent()
     asked = sys.stdin.buffer.read()
     if not asked:  # closed unused
         return

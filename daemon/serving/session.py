@@ -340,13 +340,13 @@ class Session:
     ) -> dict[str, Validator]:
         """A validator of the output for each served override of a Beeuni tool whose web UI
         view reads its output (a module under the name of one in ``VIEW_OUTPUTS``)."""
+        from ..host.arguments import InvalidSchema, validator_of
+
         views = run.output("VIEW_OUTPUTS")
         found = {}
         for tool in resolved.tools:
             if tool.module is None or tool.name not in views or tool.name not in served:
                 continue
-            from ..host.arguments import InvalidSchema, validator_of
-
             try:
                 found[tool.name] = validator_of(views[tool.name])
             except InvalidSchema as invalid:  # a mistake in the rules: say so, serve the tool
