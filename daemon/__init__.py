@@ -7,7 +7,8 @@
   a way to call them.
 * ``host/`` — the module host: Bun running ``host.ts``, a process per agent and a Worker per call
   (``module_host.py``), their channel (``host_channel.py``), a module's load report (``probe.py``,
-  taken in a process of its own while the daemon starts: ``probe_process.py``; kept: ``probe_cache.py``),
+  Bun running ``probe_host.ts``, taken in a process of its own while the daemon starts:
+  ``probe_process.py``; kept: ``probe_cache.py``),
   a call's contract — its arguments checked against the schema (``arguments.py``,
   ``schema_offer.py``), its output limited or spilled (``output.py``) — and one call without a
   server (``call_once.py``); where Bun is (``bun.py``).

@@ -94,7 +94,7 @@ class Daemon:
 
 def _runs_host(pid: int) -> bool:
     try:
-        return "host.ts" in Path(f"/proc/{pid}/cmdline").read_text()
+        return any(os.path.basename(arg) == "host.ts" for arg in Path(f"/proc/{pid}/cmdline").read_text().split("\0"))
     except OSError:
         return False
 

@@ -1,4 +1,5 @@
-"""How a module's process starts: Bun running ``host.ts``, its channel on fd 3 (a socket pair),
+"""How a module's process starts: Bun running ``host.ts`` (a call's host; a load report's is
+``probe_host.ts``, beside it), its channel on fd 3 (a socket pair),
 a scrubbed environment, a private temporary folder as its home, a private working folder, a
 PID namespace of its own whose init it is (``pid_namespace.py``; where the kernel offers none, a
 process group of its own only), no capabilities (``capabilities.py``), a syscall filter
@@ -14,7 +15,7 @@ only).
 What a confined process may open:
 
 * read and execute: the system's programs, libraries and certificates (``SYSTEM_READ``), Bun's own
-  files, ``host.ts``, the release the session serves (its modules and the ``node_modules`` they
+  files, the hosts' scripts, the release the session serves (its modules and the ``node_modules`` they
   import, in the daemon's private folder), or — serving the working tree — the folders of the
   modules and every ``node_modules`` beside or above them; its own ``/proc/self``;
 * read and write: the repository (tools keep their files below it) — but only read what is
@@ -53,7 +54,9 @@ from typing import Protocol
 from ...engine.paths import upward
 from . import capabilities, confine, pid_namespace, syscall_filter
 
-HOST_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host", "host.ts")
+HOST_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "host")
+HOST_SCRIPT = os.path.join(HOST_FOLDER, "host.ts")  # a call's host
+PROBE_SCRIPT = os.path.join(HOST_FOLDER, "probe_host.ts")  # a load report's host
 CHANNEL_FD = 3
 SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
 SYSTEM_READ = (
@@ -126,7 +129,7 @@ def confinement_for(
     working folder (an empty ``bunfig.toml`` is made there, for Bun's ``--config``)."""
     read = set(SYSTEM_READ)
     read.add(os.path.dirname(os.path.realpath(bun)))
-    read.add(os.path.dirname(os.path.realpath(HOST_SCRIPT)))
+    read.add(os.path.realpath(HOST_FOLDER))
     read.add(os.path.realpath(work))
     if release is not None:
         read.add(os.path.realpath(release))
@@ -184,16 +187,17 @@ class Started:
     contained: bool  # in a PID namespace of its own (else only in a process group of its own)
 
 
-def start(bun: str, confinement: Confinement, folder: str, log: int) -> Started:
-    """Start a module process with ``folder`` as its private temporary folder; its fd 1 and 2 go
-    to ``log`` (a pipe's write end, or ``subprocess.DEVNULL``)."""
+def start(bun: str, confinement: Confinement, folder: str, log: int, script: str = HOST_SCRIPT) -> Started:
+    """Start a module process running ``script`` (a call's host, or ``PROBE_SCRIPT``) with
+    ``folder`` as its private temporary folder; its fd 1 and 2 go to ``log`` (a pipe's write end,
+    or ``subprocess.DEVNULL``)."""
     stamp = confinement.stamp()
     ruleset = _ruleset(confinement, folder) if confinement.abi else None
     namespace = pid_namespace.planned()
     drop = capabilities.planned(namespace is not None and namespace.own_user_namespace)
     syscalls = syscall_filter.planned()
     ours, theirs = socket.socketpair()
-    command = [bun, "--no-install", "--no-env-file", f"--config={os.path.join(confinement.cwd, BUNFIG)}", HOST_SCRIPT]
+    command = [bun, "--no-install", "--no-env-file", f"--config={os.path.join(confinement.cwd, BUNFIG)}", script]
     if namespace is not None and _one_thread():
         try:
             host = _cloned(

@@ -4,7 +4,8 @@
 // the kernel then kills every process of the namespace — when a call fails in a way the Worker
 // cannot contain, times out, loses its client, or leaves a process behind). Nothing of a call — a
 // global, a module instance, a patched built-in, a timer — reaches another: each Worker is a realm
-// of its own, and another agent's calls run in other processes.
+// of its own, and another agent's calls run in other processes. (A load report has a host of its
+// own, probe_host.ts.)
 //
 // The channel is fd 3 (one end of a socket pair), never fd 1: a module's console output and
 // process.stdout/stderr go to the daemon's log. Frames: a 4-byte big-endian length, then that
@@ -14,26 +15,11 @@
 //                                                       then the next call, until the channel closes
 //                                                       (SIGALRM and SIGHUP abort the running call's
 //                                                       context.signal with the texts of "aborts")
-//   {"op": "probe", "token", "limit", "tools": [{"name", "module"}]}
-//                                                       load each module in a realm of its own (one
-//                                                       alone: beside the host), call
-//                                                       nothing (the session's load report, `beeuni
-//                                                       validate --modules`); `limit` seconds each
-//   {"op": "probe", ..., "opencode": {"zod": [{"package", "member"}]}}
-//                                                       the same for opencode custom tool files
-//                                                       (`beeuni tools migrate`): describe every export
 // and reads JSON frames:
 //   {"op": "result", "id", "ok": true} followed by one raw frame: the output's UTF-8 bytes, or
 //   {"op": "result", "id", "ok": false, "reason": "thrown" | "crashed" | "too_large" | "bad_request", "error"}
 //     ("id" is the call's: a module that writes frames to fd 3 itself cannot know it, so a forged
 //     answer is told from the host's)
-//   {"op": "probing", "token", "name"} before each module, then
-//   {"op": "probed", "token", "name", "ok", "problem", "error", "description", "parameters"} as each
-//     module's realm reports (for opencode files: "exports": [{"export", "tool", "description",
-//     "parameters", "problem", "error"}]; "problem": "timed-out" | "crashed" when it did not), and
-//     {"op": "probe_done", "token"}, or {"op": "probe_failed", "token", "error"} when an error a
-//     module threw escaped its realm ("token" is the probe's: a module that writes frames to fd 3
-//     itself cannot know it)
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
 import { readSync, writeSync } from 'node:fs'
@@ -78,13 +64,9 @@ function messageOf(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, MAX_ERROR)
 }
 
-// The host's own failure (never a call's: those happen in a Worker): say so and end. In a probe,
-// modules run in realms of this thread, so an error one of them throws later (a timer's, a
-// promise nobody handles) ends up here: it ends the probe, with its token.
-let probeToken: string | null = null
+// The host's own failure (never a call's: those happen in a Worker): say so and end.
 function hostFailed(error: unknown) {
-  if (probeToken !== null) send({ op: 'probe_failed', token: probeToken, error: `uncaught exception: ${messageOf(error)}` })
-  else send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
+  send({ op: 'result', id: null, ok: false, reason: 'crashed', error: `the host failed: ${messageOf(error)}` })
   process.exit(1)
 }
 process.on('uncaughtException', hostFailed)
@@ -166,65 +148,6 @@ async function serve(first: any) {
   }
 }
 
-const PROBE_REALM = `${import.meta.dir}/probe_realm.ts`
-
-// The load report, each module in a ShadowRealm of its own (probe_realm.ts), one after the other:
-// a realm has its own globals, built-ins and module instances (node: modules and Bun included),
-// and only strings and functions cross its edge. No module's code runs in this realm, so what
-// this realm sends — each report parsed, checked and serialised by its own JSON, carrying the
-// probe's token — is what the module's own realm reported, and no other module's. A module whose
-// report does not come within `limit` seconds is reported timed out. Frames a module writes on
-// fd 3 itself lack the token, which only this realm holds; those, a loop that blocks this
-// process and a process that dies all make the daemon load each module not reported yet in a
-// process of its own (probe.py).
-// A probe of one module — every module of a project has a process of its own — needs no realm:
-// whatever the module bends in this process, the daemon takes from it no report but its own,
-// which its export decides anyway; so it is imported here, which saves a realm's start.
-async function probe(request: any) {
-  const { token, tools, limit, opencode } = request
-  probeToken = String(token)
-  const entries: { name: string; module: string }[] = Array.isArray(tools) ? tools : []
-  const alone = entries.length === 1
-  for (const { name, module } of entries) {
-    send({ op: 'probing', token, name: String(name) }) // its limit runs from here
-    const found = await reportOf(String(module), opencode ? JSON.stringify(opencode) : '', Number(limit) * 1000, alone)
-    send({ op: 'probed', token, name: String(name), ...found })
-  }
-  send({ op: 'probe_done', token })
-  process.exit(0)
-}
-
-// One module's report from its realm (or, `alone`, from this one), as plain data of this realm.
-async function reportOf(module: string, opencode: string, limit: number, alone: boolean): Promise<Record<string, unknown>> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timedOut = new Promise<string | null>((resolve) => {
-    timer = setTimeout(() => resolve(null), limit)
-  })
-  const reported = (async () => {
-    const describe = alone
-      ? (await import(PROBE_REALM)).describe
-      : await new (globalThis as any).ShadowRealm().importValue(PROBE_REALM, 'describe')
-    return await new Promise<string>((resolve) => describe(module, opencode, resolve))
-  })()
-  try {
-    const text = await Promise.race([reported, timedOut])
-    if (text === null) return { ok: false, problem: 'timed-out' }
-    return checked(JSON.parse(String(text)), opencode !== '')
-  } catch (error) {
-    return { ok: false, error: messageOf(error) }
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-// A realm's report, as this realm reads it: only the fields a report has, each of its type.
-function checked(data: any, opencode: boolean): Record<string, unknown> {
-  if (data === null || typeof data !== 'object') return { ok: false, error: 'the probe posted no report' }
-  if (data.ok !== true) return { ok: false, error: String(data.error ?? '').slice(0, MAX_ERROR) }
-  if (opencode) return { ok: true, exports: Array.isArray(data.exports) ? data.exports : [] }
-  return { ok: true, description: String(data.description ?? ''), parameters: data.parameters ?? null }
-}
-
 let request: any
 try {
   request = receive()
@@ -232,5 +155,4 @@ try {
   send({ op: 'result', id: null, ok: false, reason: 'bad_request', error: messageOf(error) })
   process.exit(2)
 }
-if (request?.op === 'probe') await probe(request)
-else await serve(request)
+await serve(request)

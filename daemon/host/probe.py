@@ -1,5 +1,5 @@
-"""Load-only checks of tool modules: each module is imported in Bun by the module host's
-``probe`` operation, nothing is called. The processes are confined like a call's (``sandbox.py``).
+"""Load-only checks of tool modules: each module is imported in Bun by the load report's host
+(``probe_host.ts``), nothing is called. The processes are confined like a call's (``sandbox.py``).
 
 **Each module is loaded apart**: in a Bun process of its own (a few at once; beeuni's own
 modules, shipped with its rules, share one), since a realm is not an address space — a module
@@ -8,7 +8,7 @@ would reach another module's report in a shared process. A module alone in its p
 beside the host: it can bend only its own report. In the shared one the host imports each module
 in a ShadowRealm (``probe_realm.ts``: its own globals, built-ins and module instances) and takes
 its report as a string into its own realm, where no module runs, which parses, checks and
-serialises it (``host.ts``): a module that patches ``JSON.stringify`` or ``Object.prototype``
+serialises it (``probe_host.ts``): a module that patches ``JSON.stringify`` or ``Object.prototype``
 cannot forge the host's frame. The host's frames carry a random token of the probe; a frame
 without it (a module writing on fd 3 itself), an error a module throws outside its import, a
 process that dies, or one that stops reporting (a loop blocks the host's thread) ends the
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 from ...engine.cache.folder import cache_dir
-from ..box.sandbox import Confinement, Process, confinement_for, start
+from ..box.sandbox import PROBE_SCRIPT, Confinement, Process, confinement_for, start
 from ..serving.secrets import state_dir
 from . import host_channel
 
@@ -217,7 +217,7 @@ class _Run:
         self.buffer = b""
         self.deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
         try:  # what modules print at import is no diagnostic
-            started = start(bun, confinement, self.own, subprocess.DEVNULL)
+            started = start(bun, confinement, self.own, subprocess.DEVNULL, PROBE_SCRIPT)
         except OSError as err:
             self.process: Process | None = None
             self.stopped = ("crashed", str(err))

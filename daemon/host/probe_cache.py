@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 KEPT = 16  # reports kept per project
 FOLDER = "load-reports"
-HOST_FILES = ("host.ts", "probe_realm.ts", "call_worker.ts")
+HOST_FILES = ("probe_host.ts", "probe_realm.ts")  # what loads a module for its report
 
 
 def release_key(snapshot: Snapshot | None, modules: dict[str, str], bun: str, limit: float) -> str | None:

@@ -1,4 +1,4 @@
-// One module's load report, in a ShadowRealm of its own (host.ts makes one per module of a probe of
+// One module's load report, in a ShadowRealm of its own (probe_host.ts makes one per module of a probe of
 // several — beeuni's own — and imports this file in it; a module alone in its process is imported
 // beside the host, which it can then bend for its own report only). The module's code runs in that
 // realm only: what it patches (JSON.stringify, Object.prototype, Array.prototype, a global, a
