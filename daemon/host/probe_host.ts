@@ -22,7 +22,7 @@
 //     itself cannot know it)
 // It reads and writes fd 3 with Bun's own file API, never node:fs, whose first use costs a process
 // some 2.5 ms of CPU (its module is made then): a lone module's process, in its box, takes 8.0 ms
-// of CPU so, 9.9 ms with the call host's node:fs channel (20 modules loaded, medians).
+// of CPU so, 9.9 ms with the call host's node:fs channel (a load of 20 modules, three runs each).
 // This file knows no tool: what to load, and the texts of the daemon's answers, come from it.
 
 const CHANNEL = Bun.file(3)
