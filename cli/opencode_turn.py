@@ -46,8 +46,7 @@ from ..daemon.box.confine import allowed_around
 from ..daemon.box.harness_box import HarnessBox, harness_box
 from ..daemon.box.sandbox import SEARCH_PATH
 from ..daemon.plugin import ZOD
-from ..daemon.serving.secrets import state_dir
-from ..engine.cache.folder import cache_dir
+from ..daemon.serving.secrets import hidden_from_boxes
 from ..engine.paths import git_top, upward
 from .model_config import ConfigProblem, parse_config, user_models
 
@@ -259,7 +258,7 @@ def box(
     Its commands': the project's folder as above and their own home and temporary folder written,
     ``read`` and the git work tree around the project read — not opencode's data, home,
     configuration or install. The real shell is the first of ``shells`` on the search path."""
-    hidden = [state_dir(), cache_dir()]  # beeuni's cache folder: the compiled rules its next run reads
+    hidden = hidden_from_boxes()
     git = git_top(repo_root)
     protected, around = [], []
     if git is not None:

@@ -39,9 +39,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from ...engine.cache.folder import cache_dir
 from ..box.sandbox import PROBE_SCRIPT, Confinement, Process, confinement_for, start
-from ..serving.secrets import state_dir
+from ..serving.secrets import hidden_from_boxes
 from . import host_channel
 
 STARTUP_ALLOWANCE = 10.0  # seconds for Bun itself to start, before the first module's limit runs
@@ -66,7 +65,7 @@ def probe_modules(
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
     folder = tempfile.mkdtemp(prefix="beeuni-probe-")
     try:
-        confinement = confinement_for(bun, root, [path for _, path in modules], [state_dir(), cache_dir()], work=folder)
+        confinement = confinement_for(bun, root, [path for _, path in modules], hidden_from_boxes(), work=folder)
         facts = load_modules(bun, modules, confinement, limit, folder, opencode, probed)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Callable
 
+from ...engine.cache.folder import cache_dir
 from ...engine.paths import write_file_atomically
 
 
@@ -24,6 +25,12 @@ def state_dir() -> str:
         return configured
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "beeuni")
+
+
+def hidden_from_boxes() -> list[str]:
+    """What no box may open, even inside the working tree: the state folder (the secrets) and
+    beeuni's cache folder (the compiled rules its next run reads)."""
+    return [state_dir(), cache_dir()]
 
 
 def project_dir(repo_root: str, state: str | None = None) -> str:

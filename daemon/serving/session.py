@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ...engine.cache.folder import cache_dir
 from ...engine.paths import git_top
 from ...engine.printable import printable
 from ...engine.project import ProjectRun, locate, rules_folder
@@ -53,7 +52,7 @@ from .changes import Changes, changes_between
 from .generation import Generation
 from .grants import Grants
 from .private import PrivateFolder
-from .secrets import SecretStore, state_dir
+from .secrets import SecretStore, hidden_from_boxes, state_dir
 
 if TYPE_CHECKING:
     from typing import Any
@@ -253,7 +252,7 @@ class Session:
             self.bun,
             self.repo.root,
             loadable.values(),
-            [state_dir(), cache_dir()],  # out of every module's reach, in the workspace too (the compiled rules)
+            hidden_from_boxes(),
             work=self.private.folder("work"),
             release=snapshot.folder if snapshot is not None else None,
             protected=self._protected(run),
