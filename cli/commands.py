@@ -378,26 +378,34 @@ def daemon(
 ) -> int:
     """Start the daemon and serve until stopped (``daemon/server.py``); the defaults are the
     command line's (a test compares them with the Typer command's)."""
-    from ..daemon.server import serve
-    from .shared import bun
+    from ..daemon.host.probe_process import LoadProcess
 
-    return serve(
-        bun(rules, path),
-        path,
-        rules,
-        harness,
-        agent,
-        port,
-        opencode_dir,
-        connection_fd,
-        timeout,
-        max_body,
-        spill_dir,
-        max_output,
-        require_confinement,
-        release,
-        read_timeout,
-    )
+    # started first: its Python's start and imports overlap the daemon's, not the release's take
+    loader = LoadProcess()
+    try:
+        from ..daemon.server import serve
+        from .shared import bun
+
+        return serve(
+            bun(rules, path),
+            path,
+            rules,
+            harness,
+            agent,
+            port,
+            opencode_dir,
+            connection_fd,
+            timeout,
+            max_body,
+            spill_dir,
+            max_output,
+            require_confinement,
+            release,
+            read_timeout,
+            loader,
+        )
+    finally:
+        loader.close()
 
 
 def resolve(path: str, rules: str | None, as_json: bool) -> int:

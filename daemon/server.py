@@ -33,6 +33,8 @@ from .serving.session import Session, StartRefused
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from .host.probe_process import LoadProcess
+
 
 def serve(
     bun: str,
@@ -50,7 +52,9 @@ def serve(
     require_confinement: bool,
     release: str | None,
     read_timeout: float,
+    loader: LoadProcess | None = None,
 ) -> int:
+    """``loader``: the load process, started before the daemon's imports (``commands.daemon``)."""
     session = Session(
         path,
         rules,
@@ -61,6 +65,7 @@ def serve(
         max_output=max_output,
         require_confinement=require_confinement,
         release=release,
+        loader=loader,
     )
     try:  # before anything starts: a daemon nobody can call is not started
         if connection_fd is None:

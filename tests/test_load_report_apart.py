@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from beeuni.daemon.box.sandbox import BACKGROUND_NICE
+from beeuni.daemon.host.probe import probe_modules
 from conftest import ROOT, git
 from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
 
@@ -284,3 +287,39 @@ def test_a_modules_import_runs_in_the_box_of_its_calls(tmp_path: Path) -> None:
         answer = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
     seen = json.loads({tool["name"]: tool for tool in answer.json()["tools"]}["boxed"]["description"])
     assert seen == {"secrets": "EACCES", "chmod": "EPERM", "pid": 1, "capabilities": "0000000000000000", "seccomp": "2"}
+
+
+# a module that says, at its import, how its process is scheduled (/proc/self is its own entry)
+SCHEDULED = """
+import { readFileSync } from 'node:fs'
+const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+export default {
+  description: JSON.stringify({ group: Number(fields[2]), session: Number(fields[3]), nice: Number(fields[16]) }),
+  parameters: { type: 'object', properties: {} },
+  async execute() { return 'ok' },
+}
+"""
+
+
+def test_the_daemons_load_yields_to_its_start_and_validate_does_not(tmp_path: Path) -> None:
+    """The daemon's load runs beside the daemon's own start: its module processes stay in the
+    daemon's session (a session of their own would be a scheduling group of their own, weighed
+    as a whole against the daemon's), each leading a process group of its own, at the lowest
+    priority. ``validate --modules`` (``probe_modules``) waits for nothing else: its processes
+    keep a session of their own, at the command's own priority."""
+    project = tmp_path / "project"
+    (project / "tools").mkdir(parents=True)
+    module = project / "tools" / "scheduled.ts"
+    module.write_text(SCHEDULED)
+    (project / "beeuni.yaml").write_text("tools:\n  scheduled: tools/scheduled.ts\n  other: tools/other.ts\n")
+    (project / "tools" / "other.ts").write_text(HELPER)
+    with running_daemon(project, tmp_path, "--harness", "experimental") as daemon:
+        answer = httpx.get(f"{daemon.url}/beeuni/tools", headers=daemon.headers(), timeout=60)
+        session = os.getsid(daemon.process.pid)
+    seen = json.loads({tool["name"]: tool for tool in answer.json()["tools"]}["scheduled"]["description"])
+    assert seen["session"] == session and seen["group"] != session
+    assert seen["nice"] == BACKGROUND_NICE
+    fact = probe_modules(str(BUN), [("scheduled", str(module))], str(project), 10.0)[0]
+    alone = json.loads(fact["description"])
+    assert alone["session"] == alone["group"] != os.getsid(0)
+    assert alone["nice"] == os.getpriority(os.PRIO_PROCESS, 0)

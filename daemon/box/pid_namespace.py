@@ -80,7 +80,7 @@ class Plan:
     def own_user_namespace(self) -> bool:
         return self.user is not None
 
-    def enter(self, report: int) -> None:
+    def enter(self, report: int, own_session: bool = True) -> None:
         """In the child between fork and exec, first of all: from the return on, this is the host,
         init of a new namespace; the child forked in between reports the host's number (or why
         there is none) on ``report`` and exits."""
@@ -89,7 +89,7 @@ class Plan:
         if pid != 0:
             os.write(report, str(pid).encode() if pid > 0 else _FAILED + str(ctypes.get_errno()).encode())
             os._exit(0)
-        self.settle()
+        self.settle(own_session)
 
     def clone_host(self) -> int:
         """``fork`` as one clone into a new namespace, for a process of one thread (no fork in
@@ -103,11 +103,15 @@ class Plan:
             raise OSError(code, f"clone of a PID namespace: {os.strerror(code)}")
         return pid
 
-    def settle(self) -> None:
+    def settle(self, own_session: bool = True) -> None:
         """In the host, just made: it ends with the daemon (a daemon gone already closed fd 3: Bun
-        reads its end and exits), leads a process group of its own, and maps its user."""
+        reads its end and exits), leads a process group of its own — in a session of its own, or
+        (``own_session`` false) in its parent's — and maps its user."""
         end_with_parent()
-        os.setsid()  # a process group of its own, numbered as the host is outside: killed as one
+        if own_session:
+            os.setsid()  # a process group of its own, numbered as the host is outside: killed as one
+        else:
+            os.setpgid(0, 0)
         if self.user is not None:
             uid, gid = self.user
             for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):

@@ -187,10 +187,13 @@ class Started:
     contained: bool  # in a PID namespace of its own (else only in a process group of its own)
 
 
-def start(bun: str, confinement: Confinement, folder: str, log: int, script: str = HOST_SCRIPT) -> Started:
+def start(
+    bun: str, confinement: Confinement, folder: str, log: int, script: str = HOST_SCRIPT, background: bool = False
+) -> Started:
     """Start a module process running ``script`` (a call's host, or ``PROBE_SCRIPT``) with
     ``folder`` as its private temporary folder; its fd 1 and 2 go to ``log`` (a pipe's write end,
-    or ``subprocess.DEVNULL``)."""
+    or ``subprocess.DEVNULL``). ``background``: the process yields to its parent's session
+    (``BACKGROUND_NICE``), for the daemon's load process."""
     stamp = confinement.stamp()
     ruleset = _ruleset(confinement, folder) if confinement.abi else None
     namespace = pid_namespace.planned()
@@ -201,7 +204,16 @@ def start(bun: str, confinement: Confinement, folder: str, log: int, script: str
     if namespace is not None and _one_thread():
         try:
             host = _cloned(
-                namespace, command, confinement.cwd, environment(folder), log, theirs, drop, syscalls, ruleset
+                namespace,
+                command,
+                confinement.cwd,
+                environment(folder),
+                log,
+                theirs,
+                drop,
+                syscalls,
+                ruleset,
+                background,
             )
         except BaseException:
             ours.close()
@@ -215,7 +227,9 @@ def start(bun: str, confinement: Confinement, folder: str, log: int, script: str
 
     def before_exec() -> None:  # in the child, between fork and exec
         if namespace is not None:
-            namespace.enter(reported)  # from here on the host, init of a PID namespace of its own
+            namespace.enter(reported, not background)  # from here on the host, init of a PID namespace of its own
+        if background:
+            _yield()
         _confine_self(drop, syscalls, ruleset)
         if theirs.fileno() == CHANNEL_FD:
             os.set_inheritable(CHANNEL_FD, True)
@@ -232,7 +246,8 @@ def start(bun: str, confinement: Confinement, folder: str, log: int, script: str
             cwd=confinement.cwd,
             env=environment(folder),
             close_fds=False,  # fd 3 must survive; _close_inherited closes the rest
-            start_new_session=True,  # its own process group: killed as one
+            start_new_session=not background,  # its own process group: killed as one
+            process_group=0 if background else None,
             preexec_fn=before_exec,
         )
     except BaseException:
@@ -271,6 +286,20 @@ def _confine_self(
         confine.restrict(ruleset.fd)
 
 
+#: the niceness of a ``background`` process: the weight the scheduler gives it is some 1.5 % of
+#: a process at 0 beside it (sched(7)), so on a machine of few cores the daemon's own start keeps
+#: its core while the load's processes take the others and whatever the daemon leaves idle
+BACKGROUND_NICE = 19
+
+
+def _yield() -> None:
+    """In a ``background`` process: ``BACKGROUND_NICE``. It stays in its parent's session — a
+    session of its own would be an autogroup of its own (sched(7)), which the scheduler weighs
+    as a whole against the daemon's, whatever its niceness; in the daemon's session, it yields to
+    the daemon's threads only, and competes with the rest of the machine as the daemon does."""
+    os.setpriority(os.PRIO_PROCESS, 0, BACKGROUND_NICE)
+
+
 def _one_thread() -> bool:
     """Whether this process runs one thread only (the load process: ``host/probe_process.py``)."""
     try:
@@ -289,6 +318,7 @@ def _cloned(
     drop: capabilities.Drop,
     syscalls: syscall_filter.SyscallFilter | None,
     ruleset: confine.Ruleset | None,
+    background: bool,
 ) -> pid_namespace.Host:
     """The host started as ``start`` starts it, by one clone of this process (of one thread:
     nothing else runs in it meanwhile, as in a fork's child) instead of a fork and a clone in the
@@ -300,7 +330,9 @@ def _cloned(
         pid = namespace.clone_host()
         if pid == 0:  # the host
             try:
-                namespace.settle()
+                namespace.settle(not background)
+                if background:
+                    _yield()
                 _confine_self(drop, syscalls, ruleset)
                 nothing = os.open(os.devnull, os.O_RDONLY)
                 for source, target in ((nothing, 0), (outputs, 1), (outputs, 2), (theirs.fileno(), CHANNEL_FD)):

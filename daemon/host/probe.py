@@ -85,11 +85,13 @@ def load_modules(
     folder: str,
     opencode: dict[str, Any] | None = None,
     probed: Callable[[int], None] | None = None,
+    background: bool = False,
 ) -> list[dict[str, Any]]:
     """Each module's fact, in the given order, each from a Bun process of its own — but beeuni's
     own modules, which share one (``SHIPPED``) — a few at once, their temporary folders made inside
     ``folder`` (the daemon's load, and ``probe_modules``). One thread reads them all: a process
-    of one thread starts each one by cloning itself, its cheapest way (``sandbox.start``)."""
+    of one thread starts each one by cloning itself, its cheapest way (``sandbox.start``).
+    ``background``: the processes yield to the daemon's own start (``sandbox.BACKGROUND_NICE``)."""
     found: dict[str, dict[str, Any]] = {}
 
     def take(facts: list[dict[str, Any]]) -> None:
@@ -119,7 +121,7 @@ def load_modules(
     try:
         while waiting or running:
             while waiting and len(running) < APART_AT_ONCE:
-                run = _Run(bun, waiting.popleft(), confinement, limit, folder, opencode)
+                run = _Run(bun, waiting.popleft(), confinement, limit, folder, opencode, background)
                 if run.done:
                     finish(run)
                 else:
@@ -206,6 +208,7 @@ class _Run:
         limit: float,
         folder: str,
         opencode: dict[str, Any] | None,
+        background: bool,
     ) -> None:
         self.modules, self.limit = modules, limit
         self.names = {name for name, _ in modules}  # not reported yet
@@ -216,7 +219,7 @@ class _Run:
         self.buffer = b""
         self.deadline = time.monotonic() + STARTUP_ALLOWANCE + limit
         try:  # what modules print at import is no diagnostic
-            started = start(bun, confinement, self.own, subprocess.DEVNULL, PROBE_SCRIPT)
+            started = start(bun, confinement, self.own, subprocess.DEVNULL, PROBE_SCRIPT, background)
         except OSError as err:
             self.process: Process | None = None
             self.stopped = ("crashed", str(err))

@@ -5,9 +5,12 @@ daemon, every start would fork the daemon's whole address space and wait for its
 lock, which the daemon's own start holds meanwhile (its HTTP side is imported while the modules
 load). So the load runs in a small process of its own: ``python -IS`` with beeuni's own package
 only, which forks nothing but itself, on another core. It reads the request (the modules, the
-confinement, the limit) as JSON on stdin and writes the facts as JSON on stdout; what the modules
-print never reaches it (their fd 1 and 2 are ``/dev/null``). It ends with the daemon
-(``PR_SET_PDEATHSIG``), and the module processes it started end with it.
+confinement, the limit) as one line of JSON on stdin and writes the facts as JSON on stdout; what
+the modules print never reaches it (their fd 1 and 2 are ``/dev/null``). It ends with the daemon
+(``PR_SET_PDEATHSIG``), and the module processes it started end with it. Those yield to the
+daemon's own start (``sandbox.BACKGROUND_NICE``). The process is started first thing
+(``commands.daemon``) and asked as soon as the release's modules are known, before the tool set's
+pydantic model is made (``Session._made``).
 
 Saves a fifth of a release's first daemon start (5 Beeuni and 20 project tools: 646 ms without it,
 541 ms with it, alternating series), together with the HTTP side made meanwhile (``server.py``).
@@ -32,7 +35,8 @@ RUNNER = "import sys\nsys.path.insert(0, sys.argv[1])\nfrom beeuni.daemon.host.p
 
 class LoadProcess:
     """The process, started ahead of its request (its Python start and imports overlap the
-    release's take and resolution); ``load`` asks it once, ``close`` ends it, used or not."""
+    daemon's own); ``ask`` sends the request, ``load`` waits for the facts (asking first when
+    nothing was asked), ``close`` ends it, used or not."""
 
     def __init__(self) -> None:
         self._process = subprocess.Popen(
@@ -41,12 +45,16 @@ class LoadProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        self._asked: list[str] | None = None
 
-    def load(
+    def ask(
         self, bun: str, modules: list[tuple[str, str]], confinement: Confinement, limit: float, folder: str
-    ) -> list[dict[str, Any]]:
-        """``probe.load_modules`` with the same arguments, in the process (blocks; for a thread).
-        A process that ends without the facts makes each module's fact ``crashed``."""
+    ) -> None:
+        """Send the request (``probe.load_modules``'s arguments): the load starts now, while the
+        daemon goes on; ``load`` waits for its facts. Asked once: a later ask is not sent."""
+        if self._asked is not None:
+            return
+        self._asked = [name for name, _ in modules]
         request = {
             "parent": os.getpid(),
             "bun": bun,
@@ -55,7 +63,22 @@ class LoadProcess:
             "limit": limit,
             "folder": folder,
         }
-        output, errors = self._process.communicate(json.dumps(request).encode())
+        assert self._process.stdin is not None
+        try:  # one line: the process reads it and starts, the pipe stays open for `communicate`
+            self._process.stdin.write(json.dumps(request).encode() + b"\n")
+            self._process.stdin.flush()
+        except OSError:  # the process ended: `load` says so for each module
+            pass
+
+    def load(
+        self, bun: str, modules: list[tuple[str, str]], confinement: Confinement, limit: float, folder: str
+    ) -> list[dict[str, Any]]:
+        """``probe.load_modules`` with the same arguments, in the process (blocks; for a thread),
+        asked now unless ``ask`` asked it before. A process that ends without the facts makes each
+        module's fact ``crashed``."""
+        self.ask(bun, modules, confinement, limit, folder)
+        assert self._asked == [name for name, _ in modules], "asked for other modules than loaded"
+        output, errors = self._process.communicate()
         if self._process.returncode == 0:
             try:
                 facts: list[dict[str, Any]] = json.loads(output)
@@ -75,7 +98,7 @@ class LoadProcess:
 def main() -> None:
     """The process's side: read the request, load, write the facts."""
     end_with_parent()
-    asked = sys.stdin.buffer.read()
+    asked = sys.stdin.buffer.readline()
     if not asked:  # closed unused
         return
     request = json.loads(asked)
@@ -83,7 +106,9 @@ def main() -> None:
         sys.exit(1)
     confinement = Confinement(**{key: _field(value) for key, value in request["confinement"].items()})
     modules = [(str(name), str(path)) for name, path in request["modules"]]
-    facts = load_modules(request["bun"], modules, confinement, float(request["limit"]), request["folder"])
+    facts = load_modules(
+        request["bun"], modules, confinement, float(request["limit"]), request["folder"], background=True
+    )
     sys.stdout.write(json.dumps(facts))
 
 

@@ -7,9 +7,10 @@ merged, as every release is.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ...engine.resolved import Harness
+if TYPE_CHECKING:
+    from ...engine.resolved import Harness
 
 SecretGrant = Literal["all"] | list[str]
 #: an agent as grants know it: its name when a tool set declares it, else ``None`` (every

@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -37,9 +38,8 @@ from ...engine.release.served import error_line, refusal, unreleased
 from ...engine.release.served_run import release_run, rules_inside, rules_of
 from ...engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ...engine.resolve import resolve
-from ...engine.resolved import Diagnostic, ResolvedToolSet
 from ..box import pid_namespace, syscall_filter
-from ..box.sandbox import confinement_for, landlock_missing
+from ..box.sandbox import Confinement, confinement_for, landlock_missing
 from ..edge import strict_json
 from ..host import probe_cache
 from ..host.module_host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from jsonschema.protocols import Validator
+
+    from ...engine.resolved import ResolvedToolSet
 
 
 class UnknownHarness(Exception):
@@ -89,9 +91,11 @@ class Session:
         require_confinement: bool = False,
         release: str | None = None,
         working_tree: bool = False,
+        loader: LoadProcess | None = None,
     ) -> None:
         """``release``: the commit to serve (None: the one ``HEAD`` names); ``working_tree``:
-        serve the working tree as it is instead (``beeuni tools call`` without ``--release``)."""
+        serve the working tree as it is instead (``beeuni tools call`` without ``--release``);
+        ``loader``: a load process started already, for the first release's load."""
         self.repo, self.manifest = locate(path)  # the working tree: the calls' context.cwd
         self.git = git_top(self.repo.root)  # the git work tree's top and git's folder, or None
         self.top = self.git[0] if self.git is not None else self.repo.root
@@ -113,6 +117,7 @@ class Session:
         self._idle.set()
         self._converging = asyncio.Lock()
         self._view_misfits: set[str] = set()  # the overrides whose output misfit was logged this session
+        self._loader = loader
 
     # the releases ------------------------------------------------------------------------
 
@@ -146,29 +151,31 @@ class Session:
         """The rules folder to read: inside the repository, its copy in the release."""
         return rules_of(self.rules, self.top, snapshot)
 
-    def _resolve(self, snapshot: Snapshot | None) -> tuple[ResolvedToolSet, ProjectRun]:
-        """The release's tool set, or ``StartRefused`` when the release is not served at all
-        (``engine/release/served.py`` decides, the same for a new session and a running one)."""
+    def _resolve(self, snapshot: Snapshot | None) -> tuple[dict[str, Any], ProjectRun]:
+        """The release's tool set as the rules' plain document (``engine/resolve.py``), or
+        ``StartRefused`` when the release is not served at all (``engine/release/served.py``
+        decides, the same for a new session and a running one)."""
         run = release_run(self.repo.root, self.manifest, self.rules, self.top, snapshot)
-        resolved = ResolvedToolSet.model_validate(resolve(run))
+        document = resolve(run)
         refused = refusal(run)
         if refused is not None:
-            raise StartRefused(say(resolved.messages, "release_invalid", detail=error_line(refused)))
-        return resolved, run
+            raise StartRefused(say(document["messages"], "release_invalid", detail=error_line(refused)))
+        return document, run
 
-    def _modules(self, resolved: ResolvedToolSet, snapshot: Snapshot | None) -> dict[str, str]:
+    def _modules(self, tools: list[dict[str, Any]], snapshot: Snapshot | None) -> dict[str, str]:
+        """Each served tool's module, absolute: ``tools`` as the resolved document lists them."""
         root = snapshot.root if snapshot is not None else self.repo.root
         rules = rules_folder(self._rules_of(snapshot))[0]
         modules = {}
-        for tool in resolved.tools:
-            if self.only is not None and tool.name != self.only:
+        for tool in tools:
+            if self.only is not None and tool["name"] != self.only:
                 continue
-            if tool.module is not None:
-                modules[tool.name] = os.path.join(root, tool.module)
-            elif tool.builtin is not None:
+            if tool.get("module") is not None:
+                modules[tool["name"]] = os.path.join(root, tool["module"])
+            elif tool.get("builtin") is not None:
                 # a Beeuni tool's module ships in the rules folder (`beeuni rules check` saw it
                 # there); absolute, as Bun would take a relative `--rules` from the host's folder
-                modules[tool.name] = os.path.abspath(os.path.join(rules, tool.builtin))
+                modules[tool["name"]] = os.path.abspath(os.path.join(rules, tool["builtin"]))
         return modules
 
     async def start(self, meanwhile: Callable[[], object] | None = None) -> None:
@@ -192,9 +199,12 @@ class Session:
 
     async def _generation(self, release: str | None, meanwhile: Callable[[], object] | None = None) -> Generation:
         assert self.private is not None
-        # started now, it is ready once the release is taken and resolved; one call's load is one
-        # module's process, which the daemon starts sooner than a process to start it
-        loader = LoadProcess() if self.only is None else None
+        # the first release's was started with the daemon (``commands.daemon``); started now, it is
+        # ready once the release is taken and resolved; one call's load is one module's process,
+        # which the daemon starts sooner than a process to start it
+        loader, self._loader = self._loader, None
+        if loader is None and self.only is None:
+            loader = LoadProcess()
         try:
             return await self._made(release, loader, meanwhile)
         finally:
@@ -207,47 +217,48 @@ class Session:
         assert self.private is not None
         snapshot = await asyncio.to_thread(self._take, release, self.private)
         try:
-            resolved, run = await asyncio.to_thread(self._resolve, snapshot)
-            messages = resolved.messages
-            log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
-            for missing, required, said in (
-                (landlock_missing()[1], "confinement_required", "not_confined"),
-                (syscall_filter.missing(), "filter_required", "not_filtered"),
-                (pid_namespace.missing(), "containment_required", "not_contained"),
-            ):
-                if missing and self.require_confinement:
-                    raise StartRefused(say(messages, required, detail=missing))
-                if missing and self.current is None:
-                    log_line(say(messages, said, detail=missing) + "\n")
-            return await self._load(snapshot, resolved, run, loader, meanwhile)
+            document, run = await asyncio.to_thread(self._resolve, snapshot)
+            planned = self._plan(snapshot, document, run)
+            if planned.kept is None and loader is not None:
+                # the modules load from here on, in processes of their own, while the tool set's
+                # model is made and the daemon goes on starting
+                await asyncio.to_thread(loader.ask, *self._load_request(planned))
+            resolved = await asyncio.to_thread(_model_of, document)
+            return await self._load(snapshot, resolved, run, planned, loader, meanwhile)
         except BaseException:
             if snapshot is not None:
                 snapshot.remove()
             raise
 
-    async def _load(
-        self,
-        snapshot: Snapshot | None,
-        resolved: ResolvedToolSet,
-        run: ProjectRun,
-        loader: LoadProcess | None,
-        meanwhile: Callable[[], object] | None = None,
-    ) -> Generation:
+    def _plan(self, snapshot: Snapshot | None, document: dict[str, Any], run: ProjectRun) -> _Planned:
+        """What the release's load needs, from the rules' plain document alone (no model of it
+        yet): a release not served as the confinement requires, or for an unknown harness, is
+        refused here, before any module loads."""
         assert self.private is not None
-        harness = next((h for h in resolved.harnesses if h.name == self.harness), None)
-        if harness is None:
-            known = ", ".join(h.name for h in resolved.harnesses)
-            raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {known}")
-        modules = self._modules(resolved, snapshot)
+        messages = document["messages"]
+        log.dropped_note = lambda count: say(messages, "log_dropped", detail=str(count)) + "\n"
+        for missing, required, said in (
+            (landlock_missing()[1], "confinement_required", "not_confined"),
+            (syscall_filter.missing(), "filter_required", "not_filtered"),
+            (pid_namespace.missing(), "containment_required", "not_contained"),
+        ):
+            if missing and self.require_confinement:
+                raise StartRefused(say(messages, required, detail=missing))
+            if missing and self.current is None:
+                log_line(say(messages, said, detail=missing) + "\n")
+        harnesses = [harness["name"] for harness in document["harnesses"]]
+        if self.harness not in harnesses:
+            raise UnknownHarness(f"unknown harness `{self.harness}`; harnesses: {', '.join(harnesses)}")
+        modules = self._modules(document["tools"], snapshot)
         skipped = unreleased(run)
         not_released = {name: reason for name, reason in skipped.items() if name in modules}
-        for d in resolved.diagnostics:  # a release served with errors: said for every generation alike,
-            if d.severity == "error" and d.message not in skipped.values():  # a skipped tool's reason once, below
+        for d in document["diagnostics"]:  # a release served with errors: said for every generation alike,
+            if d["severity"] == "error" and d["message"] not in skipped.values():  # a skipped tool's reason once, below
                 log_line(_error_line(d) + "\n")
         loadable = {name: path for name, path in modules.items() if name not in not_released}
         harness_modules = self._harness_modules(run, snapshot)
         loadable.update((key, path) for key, path in harness_modules.values())
-        self._make_tool_folders(resolved, run)
+        self._make_tool_folders(document["tools"], run)
         confinement = confinement_for(
             self.bun,
             self.repo.root,
@@ -257,12 +268,38 @@ class Session:
             release=snapshot.folder if snapshot is not None else None,
             protected=self._protected(run),
         )
-        fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
-        host = ModuleHost(
-            self.bun, loadable, confinement, self.max_output, resolved.messages, self.private.folder("host"), fresh
-        )
         key = probe_cache.release_key(snapshot, loadable, self.bun, self.timeout)
         kept = probe_cache.read(self.repo.root, key) if key is not None else None
+        return _Planned(loadable, harness_modules, not_released, confinement, key, kept)
+
+    def _load_request(self, planned: _Planned) -> tuple[str, list[tuple[str, str]], Confinement, float, str]:
+        """``LoadProcess.load``'s arguments for ``planned``: the same as the module host's."""
+        assert self.private is not None
+        return self.bun, list(planned.loadable.items()), planned.confinement, self.timeout, self.private.folder("host")
+
+    async def _load(
+        self,
+        snapshot: Snapshot | None,
+        resolved: ResolvedToolSet,
+        run: ProjectRun,
+        planned: _Planned,
+        loader: LoadProcess | None,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> Generation:
+        assert self.private is not None
+        harness = next(h for h in resolved.harnesses if h.name == self.harness)
+        loadable, harness_modules, not_released = planned.loadable, planned.harness_modules, planned.not_released
+        fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
+        host = ModuleHost(
+            self.bun,
+            loadable,
+            planned.confinement,
+            self.max_output,
+            resolved.messages,
+            self.private.folder("host"),
+            fresh,
+        )
+        key, kept = planned.key, planned.kept
         facts = await host.start(self.timeout, loader, kept, partial(_meanwhile, meanwhile))
         if key is not None and kept is None:
             probe_cache.keep(self.repo.root, key, facts)
@@ -321,14 +358,14 @@ class Session:
             protected.append(inside)
         return protected
 
-    def _make_tool_folders(self, resolved: ResolvedToolSet, run: ProjectRun) -> None:
+    def _make_tool_folders(self, tools: list[dict[str, Any]], run: ProjectRun) -> None:
         """The working tree's folders the served tools keep their files in (the rules'
         ``TOOL_FOLDERS``), made when missing: a module cannot make one in the repository's top
         folder, where git's folder lies (Landlock only allows, so the top's own entries are
         allowed one by one)."""
         folders = run.output("TOOL_FOLDERS")
-        for tool in resolved.tools:
-            folder = folders.get(tool.name)
+        for tool in tools:
+            folder = folders.get(tool["name"])
             if folder is not None and self.repo.relative(folder) is not None:
                 path = self.repo.absolute(folder)
                 if not os.path.lexists(path):
@@ -603,8 +640,29 @@ def _meanwhile(also: Callable[[], object] | None) -> None:
         also()
 
 
-def _error_line(d: Diagnostic) -> str:
-    return f"{d.file}:{d.line}:{d.column}: error[{d.rule}] {d.message}"
+def _error_line(d: dict[str, Any]) -> str:
+    """A diagnostic of the resolved document as the log says it."""
+    return f"{d['file']}:{d['line']}:{d['column']}: error[{d['rule']}] {d['message']}"
+
+
+def _model_of(document: dict[str, Any]) -> ResolvedToolSet:
+    """The tool set's model (pydantic's import and its schema are a fifth of a start: made once
+    the modules load, not before)."""
+    from ...engine.resolved import ResolvedToolSet
+
+    return ResolvedToolSet.model_validate(document)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A release's load, as ``Session._plan`` makes it before the tool set's model."""
+
+    loadable: dict[str, str]  # what the host loads: tool name (a harness tool's key) → module
+    harness_modules: dict[str, tuple[str, str]]  # harness tool → (its key in the host, module)
+    not_released: dict[str, str]  # a skipped tool → why
+    confinement: Confinement
+    key: str | None  # of the load report kept for the release
+    kept: list[dict[str, Any]] | None  # that report, when kept
 
 
 def _declared(generation: Generation, name: str) -> str | None:
