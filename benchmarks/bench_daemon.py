@@ -4,7 +4,8 @@
 
 1. Process start to ready (the connection handed to its starter, the first call answered) with the five
    Beeuni tools and 20 project tools, served from their release (a git repository: the daemon
-   copies the commit's files into its private folder first); the same for a release of 20,000
+   copies the commit's files into its private folder first), on the experimental harness (whose
+   daemon loads its 9 own tools' modules too) and on the standard one; the same for a release of 20,000
    tracked files (`--release-files`), and a convergence on the next commit (one tool added), from
    the starter's request to the daemon's answer.
 2. Per-call overhead: the same trivial tool called through the daemon (HTTP, one keep-alive
@@ -110,20 +111,23 @@ def data_files(folder: Path, count: int) -> None:
     commit(folder)
 
 
-def timed_starts(folder: Path, work: Path, runs: int, label: str, again: bool = False) -> Any:
+def timed_starts(
+    folder: Path, work: Path, runs: int, label: str, again: bool = False, harness: tuple[str, ...] = EXPERIMENTAL
+) -> Any:
     """Start the daemon ``runs`` times; print the median start to ready; the last one, running.
     Each start has a state folder of its own (the release is loaded as the first time), or with
     ``again`` one they share, used by a start before (as each turn of a session starts a daemon on
-    the release the last one served)."""
+    the release the last one served). ``harness``: the daemon's arguments naming it; the
+    experimental harness's daemon also loads the modules of its own tools (``HARNESS_MODULES``)."""
     starts, daemon = [], None
     if again:
-        stop_daemon(start_daemon(folder, work / f"state-{label}", *EXPERIMENTAL, output=subprocess.DEVNULL))
+        stop_daemon(start_daemon(folder, work / f"state-{label}", *harness, output=subprocess.DEVNULL))
     for run in range(runs):
         if daemon is not None:
             stop_daemon(daemon)
         state = work / (f"state-{label}" if again else f"state-{label}-{run}")
         began = time.perf_counter()
-        daemon = start_daemon(folder, state, *EXPERIMENTAL, output=subprocess.DEVNULL)
+        daemon = start_daemon(folder, state, *harness, output=subprocess.DEVNULL)
         daemon.call("tool_00", {"n": 1}).raise_for_status()
         starts.append((time.perf_counter() - began) * 1000)
     print(f"start to ready ({label}): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms")
@@ -162,7 +166,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
     try:
         project(work / "project")
-        stop_daemon(timed_starts(work / "project", work, options.starts, "5 Beeuni + 20 project tools"))
+        label = "5 Beeuni + 20 project tools + the experimental harness's 9"
+        stop_daemon(timed_starts(work / "project", work, options.starts, label))
+        label = "5 Beeuni + 20 project tools, the standard harness"
+        stop_daemon(timed_starts(work / "project", work, options.starts, label, harness=()))
         label = "5 Beeuni + 20 project tools, a release started before"
         daemon = timed_starts(work / "project", work, options.starts, label, again=True)
         if options.release_files:
