@@ -110,6 +110,15 @@ class ModuleHost:
         self._aborts: dict[tuple[str, float], dict[str, str]] = {}
         self._stopped = False
 
+    def ask(self, limit: float, loader: LoadProcess) -> None:
+        """Ask ``loader`` for this host's load now (blocks while the request is written; for a
+        thread): the modules load while the daemon goes on, and ``start`` waits for their facts."""
+        loader.ask(*self._load_request(limit))
+
+    def _load_request(self, limit: float) -> tuple[str, list[tuple[str, str]], Confinement, float, str]:
+        """``probe.load_modules``'s arguments for every module of this host."""
+        return self.bun, list(self.modules.items()), self.confinement, limit, self.folder
+
     async def start(
         self,
         limit: float,
@@ -118,7 +127,8 @@ class ModuleHost:
         meanwhile: Callable[[], object] | None = None,
     ) -> list[dict[str, Any]]:
         """Start the fresh processes (they load no module before a call) and meanwhile load every
-        module, each apart (``limit`` seconds per module), in ``loader`` (None: from here) — or take
+        module, each apart (``limit`` seconds per module), in ``loader`` (None: from here; asked
+        already when ``ask`` asked it) — or take
         the facts of the same modules ``known`` from an earlier start. The facts, one per module.
         ``meanwhile`` runs in a thread while the modules load."""
         self._keep_fresh()
@@ -129,12 +139,7 @@ class ModuleHost:
                 await asyncio.gather(*alongside)
             else:
                 loading = asyncio.to_thread(
-                    loader.load if loader is not None else load_modules,
-                    self.bun,
-                    list(self.modules.items()),
-                    self.confinement,
-                    limit,
-                    self.folder,
+                    loader.load if loader is not None else load_modules, *self._load_request(limit)
                 )
                 facts, *_ = await asyncio.gather(loading, *alongside)
         except BaseException:

@@ -39,7 +39,7 @@ from ...engine.release.served_run import release_run, rules_inside, rules_of
 from ...engine.release.snapshot import ReleaseError, Snapshot, commit_of, take, take_folder
 from ...engine.resolve import resolve
 from ..box import pid_namespace, syscall_filter
-from ..box.sandbox import Confinement, confinement_for, landlock_missing
+from ..box.sandbox import confinement_for, landlock_missing
 from ..edge import strict_json
 from ..host import probe_cache
 from ..host.module_host import DEFAULT_MAX_OUTPUT, FRESH, STATUS_OF_REASON, CallOutcome, ModuleHost
@@ -219,11 +219,15 @@ class Session:
         try:
             document, run = await asyncio.to_thread(self._resolve, snapshot)
             planned = self._plan(snapshot, document, run)
-            if planned.kept is None and loader is not None:
-                # the modules load from here on, in processes of their own, while the tool set's
-                # model is made and the daemon goes on starting
-                await asyncio.to_thread(loader.ask, *self._load_request(planned))
-            resolved = await asyncio.to_thread(_model_of, document)
+            try:
+                if planned.kept is None and loader is not None:
+                    # the modules load from here on, in processes of their own, while the tool
+                    # set's model is made and the daemon goes on starting
+                    await asyncio.to_thread(planned.host.ask, self.timeout, loader)
+                resolved = await asyncio.to_thread(_model_of, document)
+            except BaseException:
+                await planned.host.stop()  # not started: its folder only
+                raise
             return await self._load(snapshot, resolved, run, planned, loader, meanwhile)
         except BaseException:
             if snapshot is not None:
@@ -268,14 +272,13 @@ class Session:
             release=snapshot.folder if snapshot is not None else None,
             protected=self._protected(run),
         )
+        fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
+        host = ModuleHost(
+            self.bun, loadable, confinement, self.max_output, messages, self.private.folder("host"), fresh
+        )
         key = probe_cache.release_key(snapshot, loadable, self.bun, self.timeout)
         kept = probe_cache.read(self.repo.root, key) if key is not None else None
-        return _Planned(loadable, harness_modules, not_released, confinement, key, kept)
-
-    def _load_request(self, planned: _Planned) -> tuple[str, list[tuple[str, str]], Confinement, float, str]:
-        """``LoadProcess.load``'s arguments for ``planned``: the same as the module host's."""
-        assert self.private is not None
-        return self.bun, list(planned.loadable.items()), planned.confinement, self.timeout, self.private.folder("host")
+        return _Planned(host, harness_modules, not_released, key, kept)
 
     async def _load(
         self,
@@ -286,19 +289,8 @@ class Session:
         loader: LoadProcess | None,
         meanwhile: Callable[[], object] | None = None,
     ) -> Generation:
-        assert self.private is not None
         harness = next(h for h in resolved.harnesses if h.name == self.harness)
-        loadable, harness_modules, not_released = planned.loadable, planned.harness_modules, planned.not_released
-        fresh = 0 if self.only is not None else FRESH  # one call: no process to keep started for the next
-        host = ModuleHost(
-            self.bun,
-            loadable,
-            planned.confinement,
-            self.max_output,
-            resolved.messages,
-            self.private.folder("host"),
-            fresh,
-        )
+        host, harness_modules, not_released = planned.host, planned.harness_modules, planned.not_released
         key, kept = planned.key, planned.kept
         facts = await host.start(self.timeout, loader, kept, partial(_meanwhile, meanwhile))
         if key is not None and kept is None:
@@ -324,7 +316,7 @@ class Session:
             host,
             harness,
             Grants(harness, resolved.secrets),
-            loadable,
+            host.modules,
             validators,
             run.output("ARGUMENT_MESSAGES"),
             self._view_outputs(resolved, run, validators),
@@ -657,10 +649,9 @@ def _model_of(document: dict[str, Any]) -> ResolvedToolSet:
 class _Planned:
     """A release's load, as ``Session._plan`` makes it before the tool set's model."""
 
-    loadable: dict[str, str]  # what the host loads: tool name (a harness tool's key) → module
+    host: ModuleHost  # not started yet: its modules (tool name, or a harness tool's key → module) and box
     harness_modules: dict[str, tuple[str, str]]  # harness tool → (its key in the host, module)
     not_released: dict[str, str]  # a skipped tool → why
-    confinement: Confinement
     key: str | None  # of the load report kept for the release
     kept: list[dict[str, Any]] | None  # that report, when kept
 
