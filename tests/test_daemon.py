@@ -59,6 +59,7 @@ export default {
 }""",
     "no_default": "export const tool = { description: 'x', parameters: { type: 'object' }, execute() {} }",
     "bad_params": "export default { description: 'x', parameters: { type: 'string' }, execute() {} }",
+    "bad_schema": "export default { description: 'x', parameters: { type: 'object', required: 'n' }, execute() {} }",
     "throws_on_import": "throw new Error('config file tools/settings.json is missing')\nexport default {}",
     "needs_zod": """import { z } from 'zod'
 export default { description: 'x', parameters: z.toJSONSchema(z.object({ id: z.string() })), execute() {} }""",
@@ -143,11 +144,14 @@ def test_modules_that_do_not_load_are_logged_and_the_others_served(daemon: Daemo
     assert reasons["gone"].endswith("tools/gone.ts does not exist")
     assert reasons["no_default"] == "the module has no default export"
     assert reasons["bad_params"].startswith("`parameters` is not a JSON Schema object schema")
+    assert (
+        reasons["bad_schema"] == "its parameters are not valid JSON Schema: 'n' is not of type 'array' (at `required`)"
+    )
     assert reasons["throws_on_import"] == "config file tools/settings.json is missing"
     assert "Cannot find package 'zod'" in reasons["needs_zod"]
     served = daemon.tools(agent="beeuni")
     assert {"echo", "fail", "web_search", "memory"} <= set(served)
-    assert not {"gone", "no_default", "bad_params", "throws_on_import", "needs_zod"} & set(served)
+    assert not {"gone", "no_default", "bad_params", "bad_schema", "throws_on_import", "needs_zod"} & set(served)
 
 
 def test_not_loaded_is_404_with_the_spec_text(daemon: Daemon) -> None:
