@@ -138,8 +138,8 @@ def _evaluate(run: ProjectRun, paths: list[str], limit: float) -> list[dict[str,
 
     zod = [{"package": str(s["package"]), "member": str(s["member"])} for s in run.output("OPENCODE_ZOD_SOURCES")]
     modules = [(path, run.repo.absolute(path)) for path in paths]
-    with progress(lambda: label_of(run, "tools_migrate"), len(modules)) as advance:
-        return probe_modules(bun(run), modules, run.repo.root, limit, {"zod": zod}, lambda _: advance(1))
+    with progress(lambda: label_of(run, "tools_migrate"), len(modules)) as probed:
+        return probe_modules(bun(run), modules, run.repo.root, limit, {"zod": zod}, probed)
 
 
 def _tools(fact: dict[str, Any], found: SourceFile, described: list[dict[str, Any]]) -> list[dict[str, Any]]:

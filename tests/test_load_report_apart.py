@@ -325,44 +325,6 @@ def test_the_daemons_load_yields_to_its_start_and_validate_does_not(tmp_path: Pa
     assert alone["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
 
 
-# a module whose import waits for a file: the one its neighbour's fact makes, once it has come
-WAITING = (
-    """
-import { existsSync } from 'node:fs'
-const pause = new Int32Array(new SharedArrayBuffer(4))
-while (!existsSync(%(flag)r)) Atomics.wait(pause, 0, 0, 10)
-"""
-    + HELPER
-)
-
-
-def test_each_fact_comes_as_its_module_loads(tmp_path: Path) -> None:
-    """The load process writes each module's fact as soon as it is known, not all at the end:
-    the daemon checks each module's schema while the others load. Played so that the load could
-    not end otherwise: ``waiting``'s import ends only once ``quick``'s fact has come."""
-    from beeuni.daemon.box.sandbox import confinement_for
-    from beeuni.daemon.host.probe_process import LoadProcess
-
-    flag = tmp_path / "quick has come"
-    (tmp_path / "quick.ts").write_text(HELPER)
-    (tmp_path / "waiting.ts").write_text(WAITING % {"flag": str(flag)})
-    modules = [(name, str(tmp_path / f"{name}.ts")) for name in ("waiting", "quick")]
-    came: list[str] = []
-
-    def probed(fact: dict[str, object]) -> None:
-        came.append(str(fact["name"]))
-        flag.touch()
-
-    loader = LoadProcess()
-    try:
-        confinement = confinement_for(str(BUN), str(tmp_path), [path for _, path in modules], [], work=str(tmp_path))
-        facts = loader.load(str(BUN), modules, confinement, 30.0, str(tmp_path), probed)
-    finally:
-        loader.close()
-    assert came == ["quick", "waiting"]
-    assert [(fact["name"], fact["loaded"]) for fact in facts] == [("waiting", True), ("quick", True)]
-
-
 @pytest.mark.parametrize(
     ("request_line", "why"),
     [(b"{}\n", "KeyError: 'parent'"), (b'{"parent": 1}\n', "exit status 1")],

@@ -125,14 +125,12 @@ class ModuleHost:
         loader: LoadProcess | None,
         known: list[dict[str, Any]] | None = None,
         meanwhile: Callable[[], object] | None = None,
-        probed: Callable[[dict[str, Any]], None] | None = None,
     ) -> list[dict[str, Any]]:
         """Start the fresh processes (they load no module before a call) and meanwhile load every
         module, each apart (``limit`` seconds per module), in ``loader`` (None: from here; asked
-        already when ``ask`` asked it) — or take the facts of the same modules ``known`` from an
-        earlier start. The facts, one per module; ``probed`` is called with each loaded fact as it
-        comes, in the loading thread (not for ``known`` ones). ``meanwhile`` runs in a thread while
-        the modules load."""
+        already when ``ask`` asked it) — or take
+        the facts of the same modules ``known`` from an earlier start. The facts, one per module.
+        ``meanwhile`` runs in a thread while the modules load."""
         self._keep_fresh()
         alongside = [asyncio.to_thread(meanwhile)] if meanwhile is not None else []
         try:
@@ -140,11 +138,8 @@ class ModuleHost:
                 facts = known
                 await asyncio.gather(*alongside)
             else:
-                request = self._load_request(limit)
-                loading = (
-                    asyncio.to_thread(loader.load, *request, probed=probed)
-                    if loader is not None
-                    else asyncio.to_thread(load_modules, *request, probed=probed)
+                loading = asyncio.to_thread(
+                    loader.load if loader is not None else load_modules, *self._load_request(limit)
                 )
                 facts, *_ = await asyncio.gather(loading, *alongside)
         except BaseException:

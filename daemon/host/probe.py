@@ -56,11 +56,10 @@ def probe_modules(
     root: str,
     limit: float,
     opencode: dict[str, Any] | None = None,
-    probed: Callable[[dict[str, Any]], None] | None = None,
+    probed: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Probe ``modules`` (tool name, absolute path) with Bun started in ``root``; paths under
-    ``root`` in error messages are shown repo-relative. One fact per module, in the given order;
-    ``probed`` is called with each module's fact as it is known (its error not yet shortened).
+    ``root`` in error messages are shown repo-relative. One fact per module, in the given order.
 
     ``opencode`` (``{"zod": [{"package", "member"}]}``): the modules are opencode custom tool
     files (``beeuni tools migrate``); each fact then has ``exports``, every export described."""
@@ -85,14 +84,13 @@ def load_modules(
     limit: float,
     folder: str,
     opencode: dict[str, Any] | None = None,
-    probed: Callable[[dict[str, Any]], None] | None = None,
+    probed: Callable[[int], None] | None = None,
     background: bool = False,
 ) -> list[dict[str, Any]]:
     """Each module's fact, in the given order, each from a Bun process of its own — but beeuni's
     own modules, which share one (``SHIPPED``) — a few at once, their temporary folders made inside
     ``folder`` (the daemon's load, and ``probe_modules``). One thread reads them all: a process
     of one thread starts each one by cloning itself, its cheapest way (``sandbox.start``).
-    ``probed`` is called with each fact as it is known, its process ended.
     ``background``: the processes yield to the daemon's own start (``sandbox.BACKGROUND_NICE``)."""
     found: dict[str, dict[str, Any]] = {}
 
@@ -100,7 +98,7 @@ def load_modules(
         for fact in facts:
             found[fact["name"]] = fact
             if probed is not None:
-                probed(fact)
+                probed(1)
 
     shared = [module for module in modules if _shipped(module[1])]
     shared = shared if len(shared) > 1 else []  # one shipped module alone is loaded like any other

@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ...engine.resolved import ResolvedToolSet
-    from ..host.arguments import InvalidSchema
 
 
 class UnknownHarness(Exception):
@@ -293,15 +292,14 @@ class Session:
         harness = next(h for h in resolved.harnesses if h.name == self.harness)
         host, harness_modules, not_released = planned.host, planned.harness_modules, planned.not_released
         key, kept = planned.key, planned.kept
-        checked: dict[str, Validator | InvalidSchema] = {}
-        facts = await host.start(self.timeout, loader, kept, partial(_meanwhile, meanwhile), partial(_check, checked))
+        facts = await host.start(self.timeout, loader, kept, partial(_meanwhile, meanwhile))
         if key is not None and kept is None:
             probe_cache.keep(self.repo.root, key, facts)
         harness_keys = {key: tool for tool, (key, _) in harness_modules.items()}
         served = {name: tool for name, tool in host.loaded.items() if name not in harness_keys}
-        validators, failed = self._validators(resolved, served, checked)
+        validators, failed = self._validators(resolved, served)
         harness_validators, harness_failed = self._validators(
-            resolved, {key: tool for key, tool in host.loaded.items() if key in harness_keys}, checked
+            resolved, {key: tool for key, tool in host.loaded.items() if key in harness_keys}
         )
         failed.update(harness_failed)
         failed.update(not_released)
@@ -384,23 +382,18 @@ class Session:
         return found
 
     def _validators(
-        self,
-        resolved: ResolvedToolSet,
-        loaded: dict[str, dict[str, Any]],
-        checked: dict[str, Validator | InvalidSchema],
+        self, resolved: ResolvedToolSet, loaded: dict[str, dict[str, Any]]
     ) -> tuple[dict[str, Validator], dict[str, str]]:
-        """A validator for each loaded module's arguments, built once (``checked``: those built
-        as their facts came); a module whose ``parameters`` are not valid JSON Schema is not
-        served (its reason is logged)."""
-        from ..host.arguments import InvalidSchema
+        """A validator for each loaded module's arguments, built once; a module whose
+        ``parameters`` are not valid JSON Schema is not served (its reason is logged)."""
+        from ..host.arguments import InvalidSchema, validator_of
 
         validators, failed = {}, {}
         for name, tool in loaded.items():
-            found = checked[name] if name in checked else _checked(tool["parameters"])
-            if isinstance(found, InvalidSchema):
-                failed[name] = say(resolved.messages, "invalid_schema", tool=name, detail=str(found))
-            else:
-                validators[name] = found
+            try:
+                validators[name] = validator_of(tool["parameters"])
+            except InvalidSchema as invalid:
+                failed[name] = say(resolved.messages, "invalid_schema", tool=name, detail=str(invalid))
         return validators, failed
 
     def _log_uncarried(self, resolved: ResolvedToolSet, run: ProjectRun, served: dict[str, dict[str, Any]]) -> None:
@@ -637,24 +630,6 @@ def _meanwhile(also: Callable[[], object] | None) -> None:
 
     if also is not None:
         also()
-
-
-def _check(checked: dict[str, Validator | InvalidSchema], fact: dict[str, Any]) -> None:
-    """A loaded module's validator, made as its fact comes, in the loading thread: the checks
-    (some 0.5 ms a tool, jsonschema's walk of its metaschema) no longer wait for the last module,
-    whose load is what a release's first start waits for last."""
-    if fact["loaded"]:
-        checked[fact["name"]] = _checked(fact["parameters"])
-
-
-def _checked(parameters: Any) -> Validator | InvalidSchema:
-    """``parameters``' validator, or why they are no JSON Schema."""
-    from ..host.arguments import InvalidSchema, validator_of
-
-    try:
-        return validator_of(parameters)
-    except InvalidSchema as invalid:
-        return invalid
 
 
 def _error_line(d: dict[str, Any]) -> str:
