@@ -13,6 +13,16 @@
 3. Throughput of the trivial tool with 32 concurrent clients (Bun's fetch, keep-alive).
 4. Memory: the resident size of the daemon and of every process it started (the module host),
    idle after the calls, and the peak seen while the clients ran.
+
+    .venv/bin/python benchmarks/bench_daemon.py --against OTHER/.venv/bin/beeuni [--rounds 13]
+
+compares this install with another one (a worktree of the revision before a change, set up by
+its own `make setup`): in each of ``--rounds`` rounds, each install in turn — the order
+alternating from round to round — starts a release for the first time and again on the same
+state, on each harness, and answers 300 calls of the trivial tool from one keep-alive client. It
+prints the medians of both, and this install's difference in per cent. On a machine whose speed
+moves from minute to minute a comparison is only fair so: one series of each after the other
+differs by more than a change does.
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from conftest import BEEUNI  # noqa: E402
 from daemon_helpers import BUN, start_daemon, stop_daemon  # noqa: E402
 
 EXPERIMENTAL = ("--harness", "experimental")
@@ -156,14 +167,65 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def compared(work: Path, other: str, rounds: int) -> None:
+    """This install against ``other`` (another install's ``beeuni``), in interleaved rounds."""
+    programs = {"this": BEEUNI, "other": other}
+    figures: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for round_ in range(rounds):
+        order = list(programs) if round_ % 2 == 0 else list(reversed(programs))
+        for name in order:
+            for harness, arguments in (("experimental", EXPERIMENTAL), ("standard", ())):
+                state = work / f"state-{name}-{harness}-{round_}"
+                for start in ("first start", "later start"):
+                    began = time.perf_counter()
+                    daemon = start_daemon(
+                        work / "project", state, *arguments, output=subprocess.DEVNULL, program=programs[name]
+                    )
+                    daemon.call("tool_00", {"n": 1}).raise_for_status()
+                    took = (time.perf_counter() - began) * 1000
+                    figures.setdefault((f"{start}, {harness} harness", "ms"), {}).setdefault(name, []).append(took)
+                    if start == "later start" and harness == "experimental":
+                        latencies = sequential_calls(work, daemon, 300)
+                        row = figures.setdefault(("a call through the daemon, p50, one keep-alive client", "ms"), {})
+                        row.setdefault(name, []).append(percentile(latencies, 0.5))
+                    stop_daemon(daemon)
+    print(f"this install against {other}, {rounds} interleaved rounds (medians)")
+    for (label, unit), by in figures.items():
+        this, that = statistics.median(by["this"]), statistics.median(by["other"])
+        print(f"{label}: {this:.2f} {unit} against {that:.2f} {unit} ({100 * (this / that - 1):+.1f} %)")
+
+
+def sequential_calls(work: Path, daemon: Any, count: int) -> list[float]:
+    """The latencies of ``count`` calls of ``tool_00`` one after the other (``CLIENT``, after its
+    warm-up, with one client)."""
+    (work / "client.ts").write_text(CLIENT)
+    url = f"{daemon.url}/beeuni/tools/tool_00"
+    client = subprocess.run(
+        [str(BUN), str(work / "client.ts"), url, daemon.token, str(count), "1"], capture_output=True, text=True
+    )
+    if client.returncode:
+        raise SystemExit(f"the load generator failed:\n{client.stderr}")
+    latencies: list[float] = json.loads(client.stdout)["latencies"]
+    return latencies
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--release-files", type=int, default=20_000)
+    parser.add_argument("--against", metavar="BEEUNI", help="another install's beeuni, to compare with")
+    parser.add_argument("--rounds", type=int, default=13, help="interleaved rounds of --against")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="beeuni-bench-daemon-"))
+    if options.against:
+        try:
+            project(work / "project")
+            compared(work, options.against, options.rounds)
+        finally:
+            shutil.rmtree(work)
+        return
     try:
         project(work / "project")
         label = "5 Beeuni + 20 project tools + the experimental harness's 9"

@@ -133,12 +133,14 @@ def start_daemon(
     env: dict[str, str] | None = None,
     output: Any = None,
     user: int | None = None,
+    program: str = BEEUNI,
 ) -> Daemon:
     """Start ``beeuni daemon`` as a session's starter does and wait until it hands over its
     connection. Its output goes to a log beside ``state``, or to ``output`` (then not kept).
-    ``user``: the user (and group) it runs as, when the test runs as root."""
+    ``user``: the user (and group) it runs as, when the test runs as root. ``program``: the
+    ``beeuni`` to start (another install's, for a benchmark's comparison)."""
     hand_off = HandOff()
-    launcher, env = ([BEEUNI], env) if user is None else launched_as(user, env)
+    launcher, env = ([program], env) if user is None else launched_as(user, env)
     command = [*launcher, "daemon", str(project), *args, "--connection-fd", str(hand_off.fd)]
     log_path = state.parent / f"{state.name}.daemon.log"
     with contextlib.ExitStack() as stack:
