@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import BEEUNI  # noqa: E402
-from daemon_helpers import BUN, start_daemon, stop_daemon  # noqa: E402
+from daemon_helpers import BUN, Daemon, start_daemon, stop_daemon  # noqa: E402
 
 EXPERIMENTAL = ("--harness", "experimental")
 TRIVIAL = """export default {
@@ -137,12 +137,32 @@ def timed_starts(
         if daemon is not None:
             stop_daemon(daemon)
         state = work / (f"state-{label}" if again else f"state-{label}-{run}")
-        began = time.perf_counter()
-        daemon = start_daemon(folder, state, *harness, output=subprocess.DEVNULL)
-        daemon.call("tool_00", {"n": 1}).raise_for_status()
-        starts.append((time.perf_counter() - began) * 1000)
+        took, daemon = timed_start(folder, state, harness)
+        starts.append(took)
     print(f"start to ready ({label}): min {min(starts):.0f} ms, median {statistics.median(starts):.0f} ms")
     return daemon
+
+
+def timed_start(folder: Path, state: Path, harness: tuple[str, ...], program: str = BEEUNI) -> tuple[float, Daemon]:
+    """Start ``program``'s daemon on ``folder`` with ``state``: the ms to its first call's answer,
+    and the daemon, running."""
+    began = time.perf_counter()
+    daemon = start_daemon(folder, state, *harness, output=subprocess.DEVNULL, program=program)
+    daemon.call("tool_00", {"n": 1}).raise_for_status()
+    return (time.perf_counter() - began) * 1000, daemon
+
+
+def client_run(work: Path, daemon: Daemon, count: int, clients: int) -> dict[str, Any]:
+    """``CLIENT`` against ``daemon``'s ``tool_00``: the latencies of ``count`` calls one after the
+    other (after its warm-up) and the throughput of ``clients`` at once."""
+    (work / "client.ts").write_text(CLIENT)
+    url = f"{daemon.url}/beeuni/tools/tool_00"
+    arguments = [url, daemon.token, str(count), str(clients)]
+    client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
+    if client.returncode:
+        raise SystemExit(f"the load generator failed:\n{client.stderr}")
+    measured: dict[str, Any] = json.loads(client.stdout)
+    return measured
 
 
 def resident_kib(root: int) -> int:
@@ -170,43 +190,26 @@ def percentile(values: list[float], fraction: float) -> float:
 def compared(work: Path, other: str, rounds: int) -> None:
     """This install against ``other`` (another install's ``beeuni``), in interleaved rounds."""
     programs = {"this": BEEUNI, "other": other}
-    figures: dict[tuple[str, str], dict[str, list[float]]] = {}
+    figures: dict[str, dict[str, list[float]]] = {}  # in ms, by figure and install
     for round_ in range(rounds):
         order = list(programs) if round_ % 2 == 0 else list(reversed(programs))
         for name in order:
             for harness, arguments in (("experimental", EXPERIMENTAL), ("standard", ())):
                 state = work / f"state-{name}-{harness}-{round_}"
                 for start in ("first start", "later start"):
-                    began = time.perf_counter()
-                    daemon = start_daemon(
-                        work / "project", state, *arguments, output=subprocess.DEVNULL, program=programs[name]
-                    )
-                    daemon.call("tool_00", {"n": 1}).raise_for_status()
-                    took = (time.perf_counter() - began) * 1000
-                    figures.setdefault((f"{start}, {harness} harness", "ms"), {}).setdefault(name, []).append(took)
-                    if start == "later start" and harness == "experimental":
-                        latencies = sequential_calls(work, daemon, 300)
-                        row = figures.setdefault(("a call through the daemon, p50, one keep-alive client", "ms"), {})
-                        row.setdefault(name, []).append(percentile(latencies, 0.5))
-                    stop_daemon(daemon)
+                    took, daemon = timed_start(work / "project", state, arguments, programs[name])
+                    try:
+                        figures.setdefault(f"{start}, {harness} harness", {}).setdefault(name, []).append(took)
+                        if start == "later start" and harness == "experimental":
+                            latencies = client_run(work, daemon, 300, 1)["latencies"]
+                            row = figures.setdefault("a call through the daemon, p50, one keep-alive client", {})
+                            row.setdefault(name, []).append(percentile(latencies, 0.5))
+                    finally:
+                        stop_daemon(daemon)
     print(f"this install against {other}, {rounds} interleaved rounds (medians)")
-    for (label, unit), by in figures.items():
+    for label, by in figures.items():
         this, that = statistics.median(by["this"]), statistics.median(by["other"])
-        print(f"{label}: {this:.2f} {unit} against {that:.2f} {unit} ({100 * (this / that - 1):+.1f} %)")
-
-
-def sequential_calls(work: Path, daemon: Any, count: int) -> list[float]:
-    """The latencies of ``count`` calls of ``tool_00`` one after the other (``CLIENT``, after its
-    warm-up, with one client)."""
-    (work / "client.ts").write_text(CLIENT)
-    url = f"{daemon.url}/beeuni/tools/tool_00"
-    client = subprocess.run(
-        [str(BUN), str(work / "client.ts"), url, daemon.token, str(count), "1"], capture_output=True, text=True
-    )
-    if client.returncode:
-        raise SystemExit(f"the load generator failed:\n{client.stderr}")
-    latencies: list[float] = json.loads(client.stdout)["latencies"]
-    return latencies
+        print(f"{label}: {this:.2f} ms against {that:.2f} ms ({100 * (this / that - 1):+.1f} %)")
 
 
 def main() -> None:
@@ -254,8 +257,7 @@ def main() -> None:
             print(f"convergence on the next commit (one tool added): median {statistics.median(converging):.0f} ms")
             stop_daemon(large)
 
-        url, process = f"{daemon.url}/beeuni/tools/tool_00", daemon.process
-        (work / "client.ts").write_text(CLIENT)
+        process = daemon.process
         (work / "direct.ts").write_text(DIRECT)
         module = work / "project" / "tools" / "tool_00.ts"
         peak = [0]
@@ -267,16 +269,14 @@ def main() -> None:
 
         watcher = threading.Thread(target=watch)
         watcher.start()
-        arguments = [url, daemon.token, str(options.calls), str(options.clients)]
         try:
-            client = subprocess.run([str(BUN), str(work / "client.ts"), *arguments], capture_output=True, text=True)
+            measured = client_run(work, daemon, options.calls, options.clients)
+        except SystemExit:
+            stop_daemon(daemon)
+            raise
         finally:
             running.set()
             watcher.join()
-        if client.returncode:
-            stop_daemon(daemon)
-            raise SystemExit(f"the load generator failed:\n{client.stderr}")
-        measured = json.loads(client.stdout)
         idle = resident_kib(process.pid)
         direct = json.loads(
             subprocess.run(

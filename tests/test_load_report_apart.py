@@ -17,8 +17,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from beeuni.daemon.box.sandbox import BACKGROUND_NICE
+from beeuni.daemon.box.sandbox import BACKGROUND_NICE, confinement_for
 from beeuni.daemon.host.probe import probe_modules
+from beeuni.daemon.host.probe_process import LoadProcess
 from conftest import ROOT, git
 from daemon_helpers import Daemon, process_runs, running_daemon, wait_until
 
@@ -335,9 +336,6 @@ def test_a_load_process_that_ends_without_its_facts_says_why_for_each_module(
 ) -> None:
     """A load process that fails (here: a request it cannot read, or one of another daemon)
     makes each module's fact ``crashed``, with the last line it said, else its exit status."""
-    from beeuni.daemon.box.sandbox import confinement_for
-    from beeuni.daemon.host.probe_process import LoadProcess
-
     module = tmp_path / "quick.ts"
     module.write_text(HELPER)
     loader = LoadProcess()

@@ -128,9 +128,9 @@ class ModuleHost:
     ) -> list[dict[str, Any]]:
         """Start the fresh processes (they load no module before a call) and meanwhile load every
         module, each apart (``limit`` seconds per module), in ``loader`` (None: from here; asked
-        already when ``ask`` asked it) — or take
-        the facts of the same modules ``known`` from an earlier start. The facts, one per module.
-        ``meanwhile`` runs in a thread while the modules load."""
+        already when ``ask`` asked it) — or take the facts of the same modules ``known`` from an
+        earlier start. The facts, one per module. ``meanwhile`` runs in a thread while the modules
+        load."""
         self._keep_fresh()
         alongside = [asyncio.to_thread(meanwhile)] if meanwhile is not None else []
         try:
